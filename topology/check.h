@@ -1,0 +1,30 @@
+// Assertion macros for internal invariants (never for user input: bad input
+// is reported with a Status or an exception that names the bad value).
+//
+// RONDO_CHECK(cond, msg) is always on and aborts with file, line and message.
+// RONDO_DCHECK(cond, msg) is the same in debug builds and free in NDEBUG ones.
+// They live in the lowest layer so that every package can use them.
+#ifndef RONDO_TOPOLOGY_CHECK_H_
+#define RONDO_TOPOLOGY_CHECK_H_
+
+#include <cstdio>
+#include <cstdlib>
+
+#define RONDO_CHECK(cond, msg)                                              \
+  do {                                                                      \
+    if (__builtin_expect(!(cond), 0)) {                                     \
+      std::fprintf(stderr, "rondo: %s:%d: check failed: %s: %s\n", __FILE__, \
+                   __LINE__, #cond, msg);                                   \
+      std::abort();                                                         \
+    }                                                                       \
+  } while (0)
+
+#ifdef NDEBUG
+#define RONDO_DCHECK(cond, msg) \
+  do {                          \
+  } while (0)
+#else
+#define RONDO_DCHECK(cond, msg) RONDO_CHECK(cond, msg)
+#endif
+
+#endif  // RONDO_TOPOLOGY_CHECK_H_
