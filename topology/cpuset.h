@@ -98,8 +98,9 @@ class CpuSet {
 
   // "{0-3,6}" style, "{}" when empty.
   std::string ToString() const;
-  // Parses "0-3,6" (braces optional). Throws std::invalid_argument naming
-  // the bad text and the allowed form.
+  // Parses "0-3,6" (braces optional, whitespace allowed; "" and "{}" give
+  // the empty set, so Parse(s.ToString()) == s). Throws
+  // std::invalid_argument naming the bad text and the allowed form.
   static CpuSet Parse(const std::string& text);
 
  private:

@@ -18,6 +18,7 @@
 #ifndef RONDO_TOPOLOGY_TOPOLOGY_H_
 #define RONDO_TOPOLOGY_TOPOLOGY_H_
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -63,7 +64,8 @@ class Topology {
  public:
   // Loads a topology. Throws std::invalid_argument for an invalid synthetic
   // description, an unreadable XML file, a machine with no cores or more than
-  // CpuSet::kMaxCores cores; the message names the source.
+  // CpuSet::kMaxCores cores; the message names the source. Throws
+  // std::runtime_error when hwloc cannot read the real machine.
   static std::shared_ptr<const Topology> Load(const TopologySource& source);
   // Shorthand for Load(TopologySource::Parse(text)).
   static std::shared_ptr<const Topology> Load(const std::string& text);
@@ -97,10 +99,20 @@ class Topology {
 
   // NUMA node index (0-based among NUMA nodes) of a core; 0 when the machine
   // reports no NUMA node.
+  // Throws std::invalid_argument for a core that does not exist.
   int NumaOfCore(int core) const;
   // Cores of the i-th NUMA node, in order (all cores when there is none).
+  // Throws std::invalid_argument for a NUMA node that does not exist.
   std::vector<int> CoresOfNuma(int numa) const;
   int NumNuma() const;
+
+  // Core holding the OS processor number `os_pu` (as sched_getcpu() returns
+  // it), or -1 when the topology has no such processor.
+  int CoreOfPu(int os_pu) const {
+    return os_pu >= 0 && os_pu < static_cast<int>(pu_to_core_.size())
+               ? pu_to_core_[os_pu]
+               : -1;
+  }
 
   // Core that runs the calling thread now (sched_getcpu mapped through the
   // topology). For non-native topologies the OS processor number is folded
@@ -110,7 +122,8 @@ class Topology {
   // Binds the calling thread to the processors of `core` / of every core in
   // `cpuset`. Returns false with a warning on stderr (once per topology) when
   // the topology is not native; throws std::invalid_argument for a core that
-  // does not exist; returns false when the OS refuses (errno kept).
+  // does not exist or an empty cpuset; returns false when the OS refuses
+  // (errno kept).
   bool BindThreadToCore(int core) const;
   bool BindThreadToCpuSet(const CpuSet& cpuset) const;
 
@@ -120,12 +133,17 @@ class Topology {
  private:
   struct HwlocState;
   Topology() = default;
+  // Fills every member below from the loaded hwloc_ topology (Load() only).
+  void Build();
 
   TopologySource source_;
   std::vector<Node> nodes_;
   std::vector<int> core_nodes_;            // core index -> node index
   std::vector<std::vector<unsigned>> core_pus_;  // core index -> OS PU numbers
   std::vector<int> pu_to_core_;            // OS PU number -> core (-1)
+  std::vector<int> core_numa_;             // core index -> NUMA index
+  // NodeKind -> node indices of that kind, in order of their index.
+  std::array<std::vector<int>, 7> nodes_by_kind_;
   std::unique_ptr<HwlocState> hwloc_;
   mutable std::atomic<bool> warned_{false};
 };

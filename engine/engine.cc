@@ -1,0 +1,285 @@
+#include "engine/engine.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "engine/internal/futex.h"
+#include "queues/cpu_relax.h"
+
+namespace rondo::engine {
+namespace {
+
+std::atomic<uint64_t> next_engine_id{1};
+
+// The core a thread polls from, per engine: set for engine threads and by
+// BindCurrentThread(). Keyed by engine id so that a thread used with two
+// engines (tests) never uses one engine's core number with the other.
+struct ThreadCore {
+  uint64_t engine_id = 0;
+  int core = -1;
+};
+thread_local ThreadCore thread_core;
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+constexpr uint32_t kStateOf(TaskState s) { return static_cast<uint32_t>(s); }
+
+}  // namespace
+
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)),
+      id_(next_engine_id.fetch_add(1, std::memory_order_relaxed)) {
+  if (options_.local_rank < 0 || options_.local_size < 1 ||
+      options_.local_rank >= options_.local_size)
+    throw std::invalid_argument(
+        "local rank " + std::to_string(options_.local_rank) +
+        " is outside 0.." + std::to_string(options_.local_size - 1) +
+        " (RONDO_LOCAL_RANK must be below RONDO_LOCAL_SIZE)");
+  topo_ = topology::Topology::Load(options_.topology);
+  tree_ = std::make_unique<QueueTree>(topo_, options_.queue,
+                                      options_.queue_capacity);
+  if (!options_.trace_file.empty()) {
+    tracer_ = std::make_unique<Tracer>(topo_, options_.trace_max_events);
+    tree_->set_tracer(tracer_.get());
+  }
+  app_core_ = ResolveAppCore();
+
+  // Progress threads, then timer threads on the cores that have none.
+  std::vector<int> progress_cores =
+      ProgressCores(*topo_, options_.progress, options_.local_rank,
+                    options_.local_size, app_core_);
+  topology::CpuSet progress_set;
+  for (int c : progress_cores) progress_set.Set(c);
+  std::vector<int> timer_cores;
+  if (options_.timer_period_us > 0) {
+    if (options_.timer_cores == "app") {
+      timer_cores.push_back(app_core_);
+    } else if (options_.timer_cores != "none") {
+      topology::CpuSet set = topology::CpuSet::Parse(options_.timer_cores);
+      for (int c = set.First(); c >= 0; c = set.Next(c)) {
+        if (c >= topo_->NumCores())
+          throw std::invalid_argument(
+              "RONDO_TIMER_CORES asks for core " + std::to_string(c) +
+              " but this machine has cores 0-" +
+              std::to_string(topo_->NumCores() - 1));
+        timer_cores.push_back(c);
+      }
+    }
+  }
+  auto on_start = [this](int core) {
+    return [this, core] { thread_core = {id_, core}; };
+  };
+  for (int c : progress_cores) {
+    ProgressThread::Config cfg;
+    cfg.core = c;
+    cfg.mode = ProgressThread::Mode::kProgress;
+    cfg.idle_spin_ns = options_.idle_spin_us * 1000;
+    cfg.bind = options_.bind_threads;
+    threads_.push_back(
+        std::make_unique<ProgressThread>(*tree_, sleepers_, cfg, on_start(c)));
+  }
+  for (int c : timer_cores) {
+    if (progress_set.Test(c)) continue;  // a progress thread serves it
+    ProgressThread::Config cfg;
+    cfg.core = c;
+    cfg.mode = ProgressThread::Mode::kTimer;
+    cfg.period_ns = options_.timer_period_us * 1000;
+    cfg.bind = options_.bind_threads;
+    threads_.push_back(
+        std::make_unique<ProgressThread>(*tree_, sleepers_, cfg, on_start(c)));
+  }
+  wakers_.resize(tree_->NumNodes());
+  for (int node = 0; node < tree_->NumNodes(); ++node) {
+    for (auto mode : {ProgressThread::Mode::kProgress,
+                      ProgressThread::Mode::kTimer}) {
+      for (auto& t : threads_)
+        if (t->mode() == mode && topo_->node(node).cpuset.Test(t->core()))
+          wakers_[node].push_back(t.get());
+    }
+  }
+  for (auto& t : threads_) t->Start();
+}
+
+Engine::~Engine() { Shutdown(); }
+
+int Engine::ResolveAppCore() const {
+  const int ncores = topo_->NumCores();
+  if (options_.app_core >= 0) {
+    if (options_.app_core >= ncores)
+      throw std::invalid_argument(
+          "RONDO_APP_CORE asks for core " + std::to_string(options_.app_core) +
+          " but this machine has cores 0-" + std::to_string(ncores - 1));
+    return options_.app_core;
+  }
+  if (topo_->is_native()) {
+    // A process bound to exactly one core (by a launcher) computes there.
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+      int core = -1;
+      bool single = true;
+      for (int cpu = 0; cpu < CPU_SETSIZE && single; ++cpu) {
+        if (!CPU_ISSET(cpu, &mask)) continue;
+        int c = topo_->CoreOfPu(cpu);
+        if (c < 0 || (core >= 0 && c != core)) single = false;
+        core = c;
+      }
+      if (single && core >= 0) return core;
+    }
+  }
+  return AppCoreOfRank(*topo_, options_.local_rank, options_.local_size);
+}
+
+std::string Engine::SubmitError(const Task& task) const {
+  if (is_shut_down()) return "the engine is shut down";
+  if (task.fn_ == nullptr) return "the task has no function (Init it first)";
+  const topology::CpuSet& set = task.cpuset_;
+  if (set.Empty())
+    return "the task's cpuset is empty: it must name at least one of cores "
+           "0-" + std::to_string(topo_->NumCores() - 1);
+  if (!topo_->AllCores().Contains(set))
+    return "the task's cpuset " + set.ToString() + " names core " +
+           std::to_string(set.Last()) + " but this machine has cores 0-" +
+           std::to_string(topo_->NumCores() - 1);
+  TaskState s = task.state();
+  if (s == TaskState::kQueued || s == TaskState::kRunning)
+    return "the task is already queued or running; submit it again only once "
+           "it is done";
+  return "";
+}
+
+Status Engine::Submit(Task& task) noexcept {
+  if (shut_down_.load(std::memory_order_relaxed)) [[unlikely]]
+    return Status::kShutdown;
+  if (task.fn_ == nullptr) [[unlikely]]
+    return Status::kInvalidArgument;
+  int node = tree_->NodeFor(task.cpuset_);
+  if (node < 0) [[unlikely]]
+    return Status::kInvalidArgument;
+  return Enqueue(task, node);
+}
+
+Status Engine::SubmitToNode(Task& task, int node) noexcept {
+  if (shut_down_.load(std::memory_order_relaxed)) return Status::kShutdown;
+  if (task.fn_ == nullptr || node < 0 || node >= tree_->NumNodes() ||
+      task.cpuset_.Empty() ||
+      !topo_->node(node).cpuset.Contains(task.cpuset_))
+    return Status::kInvalidArgument;
+  return Enqueue(task, node);
+}
+
+Status Engine::Enqueue(Task& task, int node) noexcept {
+  uint32_t expected = task.state_.load(std::memory_order_relaxed);
+  if (expected != kStateOf(TaskState::kIdle) &&
+      expected != kStateOf(TaskState::kDone) &&
+      expected != kStateOf(TaskState::kCanceled))
+    return Status::kBusy;
+  if (!task.state_.compare_exchange_strong(expected,
+                                           kStateOf(TaskState::kQueued),
+                                           std::memory_order_acq_rel))
+    return Status::kBusy;
+  task.runs_.store(0, std::memory_order_relaxed);
+  if (tracer_ != nullptr) [[unlikely]]
+    tracer_->RecordSubmit(task, node, CurrentCore());
+  tree_->Push(task, node);
+  // Pairs with the fence in ProgressThread::SleepUntilWoken(): either the
+  // sleeper sees the task, or we see the sleeper.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) [[unlikely]]
+    WakeFor(node);
+  return Status::kOk;
+}
+
+void Engine::WakeFor(int node) noexcept {
+  for (ProgressThread* t : wakers_[node])
+    if (t->Wake()) return;
+}
+
+int Engine::CurrentCore() const noexcept {
+  if (thread_core.engine_id == id_) return thread_core.core;
+  return topo_->CurrentCore();
+}
+
+void Engine::BindCurrentThread(int core) {
+  if (core < 0 || core >= topo_->NumCores())
+    throw std::invalid_argument("core " + std::to_string(core) +
+                                " does not exist: this machine has cores 0-" +
+                                std::to_string(topo_->NumCores() - 1));
+  topo_->BindThreadToCore(core);
+  thread_core = {id_, core};
+}
+
+int Engine::Poll() noexcept { return tree_->ScheduleFrom(CurrentCore()); }
+
+Status Engine::RunOnce(int core, int* worked) noexcept {
+  if (core < 0 || core >= topo_->NumCores()) return Status::kInvalidArgument;
+  int n = tree_->ScheduleFrom(core);
+  if (worked != nullptr) *worked = n;
+  return Status::kOk;
+}
+
+Status Engine::Wait(Task& task) noexcept {
+  return WaitFor(task, std::chrono::nanoseconds::max());
+}
+
+Status Engine::WaitFor(Task& task, std::chrono::nanoseconds timeout) noexcept {
+  const int core = CurrentCore();
+  const int64_t start = MonotonicNs();
+  const int64_t limit = timeout.count();
+  const int64_t spin_ns = options_.wait_spin_us * 1000;
+  // While sleeping, wake up this often to poll our own core's queues: a task
+  // that only this core may run would not wake us otherwise.
+  constexpr int64_t kMaxSleepNs = 1000000;
+  uint32_t idle = 0;
+  for (;;) {
+    uint32_t s = task.state_.load(std::memory_order_acquire);
+    switch (static_cast<TaskState>(s & Task::kStateMask)) {
+      case TaskState::kDone: return Status::kOk;
+      case TaskState::kCanceled: return Status::kCanceled;
+      case TaskState::kIdle: return Status::kInvalidArgument;
+      default: break;
+    }
+    if (tree_->ScheduleFrom(core) > 0) {
+      idle = 0;
+      continue;
+    }
+    if ((++idle & 63) != 0) {
+      queues::CpuRelax();
+      continue;
+    }
+    const int64_t elapsed = MonotonicNs() - start;
+    if (elapsed >= limit) return Status::kTimedOut;
+    if (elapsed < spin_ns) continue;
+    if (tree_->PathMaybeNonEmpty(core)) {
+      sched_yield();  // local tasks with nothing to do yet: keep polling
+      continue;
+    }
+    // Sleep on the task's state word until it finishes (or a while passes).
+    if ((s & Task::kWaiterBit) == 0 &&
+        !task.state_.compare_exchange_weak(s, s | Task::kWaiterBit,
+                                           std::memory_order_acq_rel))
+      continue;
+    int64_t nap = std::min(kMaxSleepNs, limit - elapsed);
+    internal::FutexWait(&task.state_, s | Task::kWaiterBit, nap);
+  }
+}
+
+void Engine::Shutdown() {
+  if (shut_down_.exchange(true, std::memory_order_acq_rel)) return;
+  for (auto& t : threads_) t->Stop();
+  canceled_at_shutdown_ = tree_->CancelAll();
+  if (tracer_ != nullptr) {
+    std::string error;
+    if (!tracer_->Write(options_.trace_file, &error))
+      std::fprintf(stderr, "rondo: %s\n", error.c_str());
+  }
+}
+
+}  // namespace rondo::engine

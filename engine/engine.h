@@ -1,0 +1,138 @@
+// Engine: Rondo's progress engine (PIOMan-style). Communication code hands
+// it light tasks with a cpuset; the engine keeps them in a queue tree that
+// mirrors the machine and runs them from four triggers:
+//   1. explicit polling: Wait(task) and Poll() schedule from the caller's core;
+//   2. progress threads on dedicated or idle cores (EngineOptions::progress);
+//   3. a timer trigger on the application's core (EngineOptions::timer_*), so
+//      tasks pinned to a core whose thread computes still run;
+//   4. RunOnce(core), the hook a task runtime (StarPU, TBB, OpenMP) calls from
+//      its own idle loop (rondo_engine_idle_hook() in C).
+//
+// Life of a task: Submit() checks the task, marks it queued and pushes it to
+// the queue of the deepest topology node containing its cpuset
+// (queue_tree.cc), waking a sleeping progress thread that can reach that queue
+// (progress_thread.cc). A trigger on a core of that subtree pops and runs it
+// (QueueTree::ScheduleFrom); a one-shot task is then done, a repeat task goes
+// back to its queue until its function returns kDone. Wait() polls from the
+// caller's core and sleeps on the task's state word when there is nothing to
+// do locally.
+//
+// Shutdown: Shutdown() (also run by the destructor) stops and joins the
+// progress and timer threads, then cancels every task still queued (state
+// kCanceled; Wait returns Status::kCanceled) and writes the trace if one was
+// asked for. Submit after Shutdown returns Status::kShutdown. Shutdown must
+// not run concurrently with other calls on the same engine.
+//
+// Thread-safety: Submit, Wait, Poll, RunOnce may be called from any thread
+// concurrently, including from inside task functions (Wait from inside a
+// task only if the awaited task can run elsewhere).
+#ifndef RONDO_ENGINE_ENGINE_H_
+#define RONDO_ENGINE_ENGINE_H_
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/options.h"
+#include "engine/progress_thread.h"
+#include "engine/queue_tree.h"
+#include "engine/status.h"
+#include "engine/task.h"
+#include "engine/tracer.h"
+#include "topology/topology.h"
+
+namespace rondo::engine {
+
+class Engine {
+ public:
+  // Builds the topology, queue tree, tracer and threads. Throws
+  // std::invalid_argument for options that cannot work (unknown topology,
+  // placement asking for cores that do not exist, ...).
+  explicit Engine(EngineOptions options = EngineOptions::FromEnvironment());
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues `task` where its cpuset allows. Returns:
+  //   kOk               queued;
+  //   kInvalidArgument  no function, empty cpuset, or a core the machine does
+  //                     not have (SubmitError() says which);
+  //   kBusy             the task is already queued or running;
+  //   kShutdown         the engine is shut down.
+  // Never allocates. Any thread.
+  Status Submit(Task& task) noexcept;
+  // Queues `task` in the queue of topology node `node` (a benchmark or a
+  // runtime that targets one level explicitly). The task's cpuset must be
+  // inside the node's cpuset.
+  Status SubmitToNode(Task& task, int node) noexcept;
+  // A readable explanation of why Submit would refuse `task` ("" if it would
+  // not), naming the bad value and what is allowed.
+  std::string SubmitError(const Task& task) const;
+
+  // Runs tasks from the caller's core until `task` is finished. Returns kOk
+  // when done, kCanceled if shutdown canceled it, kInvalidArgument for a task
+  // never submitted, kTimedOut when `timeout` expired first.
+  Status Wait(Task& task) noexcept;
+  Status WaitFor(Task& task, std::chrono::nanoseconds timeout) noexcept;
+
+  // One scheduling pass from the caller's core; returns how many task runs
+  // did work.
+  int Poll() noexcept;
+  // One scheduling pass from `core`, for a task runtime's idle loop; the
+  // caller asserts that it runs on `core`. kInvalidArgument (and *worked
+  // untouched) for a core that does not exist.
+  Status RunOnce(int core, int* worked = nullptr) noexcept;
+
+  // The core the calling thread polls from: its bound core if it was bound
+  // through BindCurrentThread() or is an engine thread, else the core it
+  // runs on now.
+  int CurrentCore() const noexcept;
+  // Binds the calling thread to `core` (a no-op with a warning on synthetic
+  // topologies) and makes Poll/Wait on this thread schedule from `core`.
+  // Throws std::invalid_argument for a core that does not exist.
+  void BindCurrentThread(int core);
+
+  void Shutdown();
+  bool is_shut_down() const {
+    return shut_down_.load(std::memory_order_acquire);
+  }
+
+  const topology::Topology& topology() const { return *topo_; }
+  std::shared_ptr<const topology::Topology> topology_ptr() const {
+    return topo_;
+  }
+  const EngineOptions& options() const { return options_; }
+  QueueTree& queue_tree() { return *tree_; }
+  int app_core() const { return app_core_; }
+  const std::vector<std::unique_ptr<ProgressThread>>& threads() const {
+    return threads_;
+  }
+  // Null when tracing is off.
+  const Tracer* tracer() const { return tracer_.get(); }
+  // Number of tasks canceled by Shutdown().
+  int canceled_at_shutdown() const { return canceled_at_shutdown_; }
+
+ private:
+  Status Enqueue(Task& task, int node) noexcept;
+  void WakeFor(int node) noexcept;
+  int ResolveAppCore() const;
+
+  EngineOptions options_;
+  std::shared_ptr<const topology::Topology> topo_;
+  std::unique_ptr<Tracer> tracer_;
+  std::unique_ptr<QueueTree> tree_;
+  int app_core_ = 0;
+  const uint64_t id_;
+  alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<bool> shut_down_{false};
+  std::vector<std::unique_ptr<ProgressThread>> threads_;
+  // Per node: the threads that can run its queue, progress threads first.
+  std::vector<std::vector<ProgressThread*>> wakers_;
+  int canceled_at_shutdown_ = 0;
+};
+
+}  // namespace rondo::engine
+
+#endif  // RONDO_ENGINE_ENGINE_H_

@@ -1,0 +1,328 @@
+#include "engine/engine.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+namespace rondo::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using topology::CpuSet;
+using Clock = std::chrono::steady_clock;
+
+EngineOptions Options(const std::string& topology, const std::string& progress,
+                      int64_t timer_us = 0) {
+  EngineOptions o;
+  o.topology = topology;
+  o.progress = PlacementSpec::Parse(progress);
+  o.timer_period_us = timer_us;
+  o.idle_spin_us = 20;
+  o.wait_spin_us = 20;
+  return o;
+}
+
+TaskResult Nothing(void*) noexcept { return TaskResult::kDone; }
+
+struct Probe {
+  std::atomic<int> runs{0};
+  std::atomic<int> os_cpu{-1};
+  std::atomic<int> wrong_core{0};
+  const topology::Topology* topo = nullptr;
+  int expected_core = -1;
+};
+
+// Records where it ran; counts runs on a core other than the expected one.
+TaskResult Record(void* arg) noexcept {
+  auto* p = static_cast<Probe*>(arg);
+  int cpu = sched_getcpu();
+  p->os_cpu.store(cpu);
+  if (p->topo != nullptr && p->topo->CoreOfPu(cpu) != p->expected_core)
+    p->wrong_core.fetch_add(1);
+  p->runs.fetch_add(1);
+  return TaskResult::kDone;
+}
+
+// Spins until `pred` holds or `limit` passes; the caller asserts the result.
+template <typename Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds limit = 10000ms) {
+  auto end = Clock::now() + limit;
+  while (!pred()) {
+    if (Clock::now() > end) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+TEST_CASE("same-core submit and wait runs the task on the caller's core",
+          "[engine]") {
+  auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
+  EngineOptions o = Options("native", "none");
+  o.queue = kind;
+  Engine engine(o);
+  engine.BindCurrentThread(0);
+  Probe p;
+  p.topo = &engine.topology();
+  p.expected_core = 0;
+  Task t(&Record, &p, {0});
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(engine.Submit(t) == Status::kOk);
+    REQUIRE(engine.Wait(t) == Status::kOk);
+  }
+  CHECK(p.runs == 100);
+  CHECK(p.wrong_core == 0);
+  CHECK(t.last_core() == 0);
+  CHECK(t.runs() == 1);
+}
+
+TEST_CASE("a task pinned to core 1 never runs elsewhere", "[engine]") {
+  auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
+  EngineOptions o = Options("native", "cores:1", /*timer_us=*/100);
+  o.queue = kind;
+  o.timer_cores = "0";  // a second trigger that must not touch core 1's queue
+  Engine engine(o);
+  engine.BindCurrentThread(0);
+  REQUIRE(engine.threads().size() == 2);
+  Probe p;
+  p.topo = &engine.topology();
+  p.expected_core = 1;
+  std::vector<Task> tasks(200);
+  for (auto& t : tasks) t.Init(&Record, &p, {1});
+  for (auto& t : tasks) REQUIRE(engine.Submit(t) == Status::kOk);
+  for (auto& t : tasks) REQUIRE(engine.Wait(t) == Status::kOk);
+  CHECK(p.runs == 200);
+  CHECK(p.wrong_core == 0);
+  for (auto& t : tasks) CHECK(t.last_core() == 1);
+}
+
+TEST_CASE("repeat tasks run until they report completion", "[engine]") {
+  Engine engine(Options("synthetic:core:2 pu:1", "none"));
+  struct Poller {
+    int polls = 0;
+  } poller;
+  auto fn = [](void* arg) noexcept {
+    auto* p = static_cast<Poller*>(arg);
+    return ++p->polls == 25 ? TaskResult::kDone : TaskResult::kIdle;
+  };
+  Task t(fn, &poller, {1}, TaskOptions{.repeat = true, .name = "poll"});
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  int passes = 0;
+  while (!t.finished() && passes < 1000) {
+    int worked = 0;
+    REQUIRE(engine.RunOnce(1, &worked) == Status::kOk);
+    ++passes;
+  }
+  CHECK(t.done());
+  CHECK(poller.polls == 25);
+  CHECK(passes == 25);  // one run per pass
+  CHECK(t.runs() == 25);
+}
+
+TEST_CASE("the timer trigger runs tasks while the application only computes",
+          "[engine][timer]") {
+  // No progress thread: only the timer thread on core 0 can run a task
+  // pinned to core 0, and the application thread (bound to core 0) never
+  // calls Rondo while it computes.
+  Engine engine(Options("native", "none", /*timer_us=*/100));
+  engine.BindCurrentThread(0);
+  REQUIRE(engine.threads().size() == 1);
+  CHECK(engine.threads()[0]->mode() == ProgressThread::Mode::kTimer);
+  Probe p;
+  p.topo = &engine.topology();
+  p.expected_core = 0;
+  Task t(&Record, &p, {0});
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  volatile double x = 1.0;
+  auto deadline = Clock::now() + 10s;
+  uint64_t iterations = 0;
+  while (!t.finished() && Clock::now() < deadline) {
+    for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;  // "compute"
+    ++iterations;
+  }
+  REQUIRE(t.done());
+  CHECK(p.runs == 1);
+  CHECK(p.wrong_core == 0);
+  CHECK(iterations > 0);
+}
+
+TEST_CASE("progress threads sleep when idle and wake on submit",
+          "[engine][progress]") {
+  auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
+  EngineOptions o = Options("native", "cores:1");
+  o.queue = kind;
+  Engine engine(o);
+  engine.BindCurrentThread(0);
+  ProgressThread& pt = *engine.threads().at(0);
+  for (int round = 1; round <= 5; ++round) {
+    REQUIRE(Eventually([&] { return pt.sleeping(); }));
+    CHECK(pt.sleeps() >= static_cast<uint64_t>(round));
+    Probe p;
+    Task t(&Record, &p, {1});
+    REQUIRE(engine.Submit(t) == Status::kOk);
+    // Only the progress thread can run it: core 0 never polls core 1.
+    REQUIRE(engine.WaitFor(t, 10s) == Status::kOk);
+    CHECK(t.last_core() == 1);
+  }
+}
+
+TEST_CASE("bad input gets a clear error", "[engine][errors]") {
+  Engine engine(Options("synthetic:core:2 pu:1", "none"));
+  Probe p;
+  Task empty(&Record, &p, CpuSet{});
+  CHECK(engine.Submit(empty) == Status::kInvalidArgument);
+  CHECK_THAT(engine.SubmitError(empty),
+             Catch::Contains("empty") && Catch::Contains("cores 0-1"));
+  Task outside(&Record, &p, {0, 5});
+  CHECK(engine.Submit(outside) == Status::kInvalidArgument);
+  CHECK_THAT(engine.SubmitError(outside),
+             Catch::Contains("{0,5}") && Catch::Contains("core 5") &&
+                 Catch::Contains("cores 0-1"));
+  Task no_fn;
+  no_fn.set_cpuset({0});
+  CHECK(engine.Submit(no_fn) == Status::kInvalidArgument);
+  CHECK_THAT(engine.SubmitError(no_fn), Catch::Contains("no function"));
+
+  Task twice(&Record, &p, {1});
+  REQUIRE(engine.Submit(twice) == Status::kOk);
+  CHECK(engine.Submit(twice) == Status::kBusy);
+  CHECK_THAT(engine.SubmitError(twice), Catch::Contains("already queued"));
+  // The refused resubmission lost nothing: it still runs exactly once.
+  REQUIRE(engine.RunOnce(1) == Status::kOk);
+  CHECK(p.runs == 1);
+  CHECK(twice.done());
+
+  Task never(&Record, &p, {0});
+  CHECK(engine.Wait(never) == Status::kInvalidArgument);
+  CHECK(engine.RunOnce(2) == Status::kInvalidArgument);
+  CHECK(engine.RunOnce(-1) == Status::kInvalidArgument);
+  CHECK(engine.SubmitToNode(twice, 99) == Status::kInvalidArgument);
+  CHECK_THROWS_WITH(engine.BindCurrentThread(3), Catch::Contains("core 3"));
+
+  CHECK_THROWS_WITH(Engine(Options("synthetic:core:2 pu:1", "cores:7")),
+                    Catch::Contains("core 7") && Catch::Contains("cores 0-1"));
+  CHECK_THROWS_WITH(Engine(Options("synthetic:bogus", "none")),
+                    Catch::Contains("bogus"));
+  EngineOptions bad_rank = Options("synthetic:core:2 pu:1", "none");
+  bad_rank.local_rank = 2;
+  bad_rank.local_size = 2;
+  CHECK_THROWS_WITH(Engine(bad_rank), Catch::Contains("local rank 2"));
+}
+
+TEST_CASE("shutdown cancels queued tasks and refuses new ones",
+          "[engine][shutdown]") {
+  Engine engine(Options("synthetic:core:2 pu:1", "none"));
+  Probe p;
+  std::vector<Task> tasks(10);
+  for (auto& t : tasks) {
+    t.Init(&Record, &p, {1});
+    REQUIRE(engine.Submit(t) == Status::kOk);
+  }
+  Task repeat(&Record, &p, {0, 1}, TaskOptions{.repeat = true});
+  REQUIRE(engine.Submit(repeat) == Status::kOk);
+  engine.Shutdown();
+  CHECK(engine.canceled_at_shutdown() == 11);
+  for (auto& t : tasks) {
+    CHECK(t.state() == TaskState::kCanceled);
+    CHECK(engine.Wait(t) == Status::kCanceled);
+  }
+  CHECK(p.runs == 0);
+  Task late(&Record, &p, {0});
+  CHECK(engine.Submit(late) == Status::kShutdown);
+  CHECK_THAT(engine.SubmitError(late), Catch::Contains("shut down"));
+  engine.Shutdown();  // idempotent
+}
+
+TEST_CASE("many submitters, many levels: every task runs exactly once",
+          "[engine][stress]") {
+  auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
+  EngineOptions o = Options("native", "cores:1", /*timer_us=*/100);
+  o.queue = kind;
+  Engine engine(o);
+  constexpr int kThreads = 3, kTasks = 2000;
+  std::atomic<int> runs{0};
+  auto fn = [](void* arg) noexcept {
+    static_cast<std::atomic<int>*>(arg)->fetch_add(1);
+    return TaskResult::kDone;
+  };
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int th = 0; th < kThreads; ++th) {
+    threads.emplace_back([&, th] {
+      std::vector<Task> tasks(kTasks);
+      const CpuSet sets[] = {{0}, {1}, {0, 1}};
+      for (int i = 0; i < kTasks; ++i) {
+        tasks[i].Init(fn, &runs, sets[(i + th) % 3]);
+        if (engine.Submit(tasks[i]) != Status::kOk) errors.fetch_add(1);
+      }
+      for (auto& t : tasks) {
+        if (engine.WaitFor(t, 20s) != Status::kOk) errors.fetch_add(1);
+        if (t.runs() != 1) errors.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(errors == 0);
+  CHECK(runs == kThreads * kTasks);
+}
+
+TEST_CASE("the trace is Chrome trace JSON with one row per core",
+          "[engine][trace]") {
+  std::string path = std::string(std::getenv("TEST_TMPDIR") != nullptr
+                                     ? std::getenv("TEST_TMPDIR")
+                                     : "/tmp") +
+                     "/rondo_trace_test.json";
+  std::string beta_queue;
+  {
+    EngineOptions o = Options("synthetic:core:2 pu:1", "none");
+    o.trace_file = path;
+    Engine engine(o);
+    const auto& topo = engine.topology();
+    beta_queue = topo.node(topo.DeepestContaining({0, 1})).name;
+    Probe p;
+    Task a(&Record, &p, {0}, TaskOptions{.name = "alpha"});
+    Task b(&Record, &p, {0, 1}, TaskOptions{.name = "beta"});
+    REQUIRE(engine.Submit(a) == Status::kOk);
+    REQUIRE(engine.Submit(b) == Status::kOk);
+    REQUIRE(engine.RunOnce(1) == Status::kOk);  // runs beta from core 1
+    REQUIRE(engine.RunOnce(0) == Status::kOk);  // runs alpha
+    REQUIRE(engine.tracer() != nullptr);
+    CHECK(engine.tracer()->recorded() == 4);
+  }
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  auto doc = nlohmann::json::parse(in);
+  int runs = 0, submits = 0;
+  for (const auto& ev : doc["traceEvents"]) {
+    if (ev["ph"] == "X") {
+      ++runs;
+      if (ev["name"] == "alpha") {
+        CHECK(ev["tid"] == 0);
+        CHECK(ev["args"]["queue"] == "core:0");
+      } else {
+        CHECK(ev["name"] == "beta");
+        CHECK(ev["tid"] == 1);
+        CHECK(ev["args"]["queue"] == beta_queue);
+      }
+      CHECK(ev["dur"].get<double>() >= 0.0);
+    } else if (ev["ph"] == "i") {
+      ++submits;
+    }
+  }
+  CHECK(runs == 2);
+  CHECK(submits == 2);
+}
+
+TEST_CASE("tracing off records nothing", "[engine][trace]") {
+  Engine engine(Options("synthetic:core:2 pu:1", "none"));
+  CHECK(engine.tracer() == nullptr);
+}
+
+}  // namespace
+}  // namespace rondo::engine

@@ -1,0 +1,148 @@
+#include "engine/options.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace rondo::engine {
+namespace {
+
+using Var = ConfigVar<EngineOptions>;
+
+std::vector<Var> MakeTable() {
+  return {
+      {"RONDO_TOPOLOGY", "native",
+       "native|synthetic:<hwloc synthetic description>|xml:<path>",
+       "machine the engine maps its queue tree onto",
+       [](EngineOptions& o, const std::string& v) {
+         if (v.empty()) throw std::invalid_argument("empty");
+         o.topology = v;
+       },
+       [](const EngineOptions& o) { return o.topology; }},
+      {"RONDO_QUEUE", "spin", "spin|lockfree",
+       "queue implementation at each node of the queue tree",
+       [](EngineOptions& o, const std::string& v) {
+         o.queue = queues::ParseQueueKind(v);
+       },
+       [](const EngineOptions& o) {
+         return std::string(queues::QueueKindName(o.queue));
+       }},
+      {"RONDO_QUEUE_CAPACITY", "1024", "an integer in 1..1048576",
+       "preallocated nodes per lock-free queue",
+       [](EngineOptions& o, const std::string& v) {
+         o.queue_capacity = static_cast<int>(ParseInt(v, 1, 1 << 20));
+       },
+       [](const EngineOptions& o) { return std::to_string(o.queue_capacity); }},
+      {"RONDO_PROGRESS", "numa", "none|bind|numa|odd-even|cores:<list>",
+       "placement of this process's progress threads",
+       [](EngineOptions& o, const std::string& v) {
+         o.progress = PlacementSpec::Parse(v);
+       },
+       [](const EngineOptions& o) { return o.progress.ToString(); }},
+      {"RONDO_LOCAL_RANK", "0", "an integer in 0..65535",
+       "rank of this process among the ranks of its node",
+       [](EngineOptions& o, const std::string& v) {
+         o.local_rank = static_cast<int>(ParseInt(v, 0, 65535));
+       },
+       [](const EngineOptions& o) { return std::to_string(o.local_rank); }},
+      {"RONDO_LOCAL_SIZE", "1", "an integer in 1..65536",
+       "number of ranks on this node",
+       [](EngineOptions& o, const std::string& v) {
+         o.local_size = static_cast<int>(ParseInt(v, 1, 65536));
+       },
+       [](const EngineOptions& o) { return std::to_string(o.local_size); }},
+      {"RONDO_APP_CORE", "-1", "-1 (auto) or a core number",
+       "core of this rank's application thread",
+       [](EngineOptions& o, const std::string& v) {
+         o.app_core = static_cast<int>(ParseInt(v, -1, 65535));
+       },
+       [](const EngineOptions& o) { return std::to_string(o.app_core); }},
+      {"RONDO_TIMER_US", "200", "0 (off) or a period in 10..1000000 us",
+       "timer trigger period",
+       [](EngineOptions& o, const std::string& v) {
+         int64_t us = ParseInt(v, 0, 1000000);
+         if (us != 0 && us < 10) throw std::invalid_argument("below 10 us");
+         o.timer_period_us = us;
+       },
+       [](const EngineOptions& o) { return std::to_string(o.timer_period_us); }},
+      {"RONDO_TIMER_CORES", "app", "app|none|<core list such as 0,2-3>",
+       "cores that get a timer thread",
+       [](EngineOptions& o, const std::string& v) {
+         if (v != "app" && v != "none") topology::CpuSet::Parse(v);
+         o.timer_cores = v;
+       },
+       [](const EngineOptions& o) { return o.timer_cores; }},
+      {"RONDO_IDLE_SPIN_US", "50", "an integer in 0..1000000",
+       "spin time of an idle progress thread before it sleeps",
+       [](EngineOptions& o, const std::string& v) {
+         o.idle_spin_us = ParseInt(v, 0, 1000000);
+       },
+       [](const EngineOptions& o) { return std::to_string(o.idle_spin_us); }},
+      {"RONDO_WAIT_SPIN_US", "50", "an integer in 0..1000000",
+       "polling time of Wait() before it sleeps between polls",
+       [](EngineOptions& o, const std::string& v) {
+         o.wait_spin_us = ParseInt(v, 0, 1000000);
+       },
+       [](const EngineOptions& o) { return std::to_string(o.wait_spin_us); }},
+      {"RONDO_BIND", "1", "1|0 (also true/false, yes/no, on/off)",
+       "bind progress and timer threads to their cores",
+       [](EngineOptions& o, const std::string& v) {
+         o.bind_threads = ParseBool(v);
+       },
+       [](const EngineOptions& o) {
+         return std::string(o.bind_threads ? "1" : "0");
+       }},
+      {"RONDO_TRACE", "", "a file path, or empty for no trace",
+       "Chrome trace (Perfetto) of task events, written at shutdown",
+       [](EngineOptions& o, const std::string& v) { o.trace_file = v; },
+       [](const EngineOptions& o) { return o.trace_file; }},
+      {"RONDO_TRACE_MAX_EVENTS", "1048576", "an integer in 1..1000000000",
+       "bound on recorded trace events",
+       [](EngineOptions& o, const std::string& v) {
+         o.trace_max_events = ParseInt(v, 1, 1000000000);
+       },
+       [](const EngineOptions& o) {
+         return std::to_string(o.trace_max_events);
+       }},
+  };
+}
+
+}  // namespace
+
+const std::vector<ConfigVar<EngineOptions>>& EngineOptions::Table() {
+  static const std::vector<Var> table = MakeTable();
+  return table;
+}
+
+std::vector<std::string_view> KnownRondoVariables() {
+  std::vector<std::string_view> names;
+  for (const auto& v : EngineOptions::Table()) names.emplace_back(v.name);
+  return names;
+}
+
+EngineOptions EngineOptions::FromEnvironment() {
+  EngineOptions o;
+  ApplyConfig(Table(), o, /*use_environment=*/true);
+  for (const std::string& name : UnknownRondoVariables(KnownRondoVariables()))
+    std::fprintf(stderr,
+                 "rondo: warning: unknown environment variable %s is ignored "
+                 "(rondo-info --config lists the known ones)\n",
+                 name.c_str());
+  return o;
+}
+
+std::string EngineOptions::Describe() const {
+  std::string out;
+  for (const auto& v : Table()) {
+    out += v.name;
+    out += '=';
+    out += v.print(*this);
+    out += "    # ";
+    out += v.help;
+    out += " (";
+    out += v.expected;
+    out += ")\n";
+  }
+  return out;
+}
+
+}  // namespace rondo::engine

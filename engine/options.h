@@ -1,0 +1,72 @@
+// EngineOptions: everything an Engine is built from. Callers set fields
+// directly; EngineOptions::FromEnvironment() starts from the defaults below
+// and applies the RONDO_* variables of the table in options.cc (strictly
+// parsed; `rondo-info --config` prints the effective values).
+#ifndef RONDO_ENGINE_OPTIONS_H_
+#define RONDO_ENGINE_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/placement.h"
+#include "queues/task_queue.h"
+
+namespace rondo::engine {
+
+struct EngineOptions {
+  // RONDO_TOPOLOGY: "native", "synthetic:<hwloc description>", "xml:<path>".
+  std::string topology = "native";
+  // RONDO_QUEUE: queue implementation at every node of the tree.
+  queues::QueueKind queue = queues::QueueKind::kSpin;
+  // RONDO_QUEUE_CAPACITY: preallocated nodes per lock-free queue.
+  int queue_capacity = 1024;
+  // RONDO_PROGRESS: progress thread placement (none|bind|numa|odd-even|
+  // cores:<list>).
+  PlacementSpec progress = PlacementSpec{PlacementKind::kNuma, {}};
+  // RONDO_LOCAL_RANK / RONDO_LOCAL_SIZE: this process among the ranks of its
+  // node (set by launchers; a single process is rank 0 of 1).
+  int local_rank = 0;
+  int local_size = 1;
+  // RONDO_APP_CORE: the core of this rank's application thread; -1 = the
+  // core the process is bound to if it is bound to exactly one, else MPC's
+  // spread placement of local_rank.
+  int app_core = -1;
+  // RONDO_TIMER_US: timer trigger period in microseconds; 0 disables it.
+  int64_t timer_period_us = 200;
+  // RONDO_TIMER_CORES: cores with a timer thread: "app" (the application
+  // core), "none", or a list such as "0,2".
+  std::string timer_cores = "app";
+  // RONDO_IDLE_SPIN_US: how long an idle progress thread spins before it
+  // sleeps until the next submit.
+  int64_t idle_spin_us = 50;
+  // RONDO_WAIT_SPIN_US: how long Wait() polls before sleeping between polls.
+  int64_t wait_spin_us = 50;
+  // RONDO_BIND: bind progress and timer threads to their cores.
+  bool bind_threads = true;
+  // RONDO_TRACE: write a Chrome trace (Perfetto) of task events to this file
+  // at shutdown; empty = tracing off (zero cost).
+  std::string trace_file;
+  // RONDO_TRACE_MAX_EVENTS: bound on recorded events (later ones are counted
+  // as dropped).
+  int64_t trace_max_events = 1 << 20;
+
+  // Defaults overridden by the environment. Throws std::invalid_argument
+  // "Invalid value for RONDO_X: 'v'. Expected: ...". Unknown RONDO_*
+  // variables are reported once on stderr.
+  static EngineOptions FromEnvironment();
+
+  // The table behind FromEnvironment(), for rondo-info and docs.
+  static const std::vector<ConfigVar<EngineOptions>>& Table();
+  // "NAME=value" lines of the effective configuration.
+  std::string Describe() const;
+};
+
+// All RONDO_* names known to this build (engine and, later, upper layers).
+std::vector<std::string_view> KnownRondoVariables();
+
+}  // namespace rondo::engine
+
+#endif  // RONDO_ENGINE_OPTIONS_H_

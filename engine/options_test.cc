@@ -1,0 +1,81 @@
+#include "engine/options.h"
+
+#include <cstdlib>
+#include <catch2/catch.hpp>
+
+namespace rondo::engine {
+namespace {
+
+// Sets a variable for the scope of a test section.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
+
+TEST_CASE("defaults when the environment is empty", "[options]") {
+  EngineOptions o = EngineOptions::FromEnvironment();
+  CHECK(o.topology == "native");
+  CHECK(o.queue == queues::QueueKind::kSpin);
+  CHECK(o.progress.kind == PlacementKind::kNuma);
+  CHECK(o.timer_period_us == 200);
+  CHECK(o.trace_file.empty());
+}
+
+TEST_CASE("environment values are parsed strictly", "[options]") {
+  {
+    ScopedEnv a("RONDO_QUEUE", "lockfree");
+    ScopedEnv b("RONDO_PROGRESS", "cores:1,3");
+    ScopedEnv c("RONDO_TIMER_US", "0");
+    ScopedEnv d("RONDO_BIND", "off");
+    ScopedEnv e("RONDO_TOPOLOGY", "synthetic:core:4");
+    EngineOptions o = EngineOptions::FromEnvironment();
+    CHECK(o.queue == queues::QueueKind::kLockFree);
+    CHECK(o.progress.cores == std::vector<int>{1, 3});
+    CHECK(o.timer_period_us == 0);
+    CHECK_FALSE(o.bind_threads);
+    CHECK(o.topology == "synthetic:core:4");
+    std::string d2 = o.Describe();
+    CHECK_THAT(d2, Catch::Contains("RONDO_QUEUE=lockfree"));
+    CHECK_THAT(d2, Catch::Contains("RONDO_PROGRESS=cores:1,3"));
+  }
+  {
+    ScopedEnv a("RONDO_QUEUE", "fast");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::StartsWith("Invalid value for RONDO_QUEUE: "
+                                        "'fast'. Expected: spin|lockfree"));
+  }
+  {
+    ScopedEnv a("RONDO_TIMER_US", "5");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("RONDO_TIMER_US: '5'") &&
+                          Catch::Contains("below 10 us"));
+  }
+  {
+    ScopedEnv a("RONDO_IDLE_SPIN_US", "12abc");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("RONDO_IDLE_SPIN_US: '12abc'") &&
+                          Catch::Contains("not an integer"));
+  }
+  {
+    ScopedEnv a("RONDO_LOCAL_SIZE", "0");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("out of range 1..65536"));
+  }
+  {
+    ScopedEnv a("RONDO_TIMER_CORES", "0-");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("RONDO_TIMER_CORES"));
+  }
+}
+
+TEST_CASE("unknown RONDO_ variables are reported", "[options]") {
+  ScopedEnv a("RONDO_QUEUEE", "spin");
+  auto unknown = UnknownRondoVariables(KnownRondoVariables());
+  CHECK(unknown == std::vector<std::string>{"RONDO_QUEUEE"});
+}
+
+}  // namespace
+}  // namespace rondo::engine

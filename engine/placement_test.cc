@@ -1,0 +1,112 @@
+#include "engine/placement.h"
+
+#include <catch2/catch.hpp>
+
+#include "topology/topology.h"
+
+namespace rondo::engine {
+namespace {
+
+using topology::Topology;
+
+TEST_CASE("Equation 1 (numa) on the paper's 8-core, 2-NUMA examples",
+          "[placement]") {
+  // 6 tasks on 8 cores: 3 per NUMA node of 4 cores, at positions 0,1,2; the
+  // only free core of each NUMA node (position 3) hosts all their threads.
+  for (int M : {0, 1, 2}) CHECK(NumaPlacement(4, 3, M) == 3);
+  // 4 tasks on 8 cores: 2 per NUMA node at positions 0 and 2: each gets the
+  // free core next to it.
+  CHECK(NumaPlacement(4, 2, 0) == 1);
+  CHECK(NumaPlacement(4, 2, 2) == 3);
+  // One NUMA node of 8 cores with 6 tasks at 0,1,2,4,5,6 (delta = 4).
+  const int expected[8] = {3, 3, 3, -1, 7, 7, 7, -1};
+  for (int M : {0, 1, 2, 4, 5, 6}) CHECK(NumaPlacement(8, 6, M) == expected[M]);
+  // No free core: bind.
+  CHECK(NumaPlacement(4, 4, 2) == 2);
+  CHECK(NumaPlacement(4, 6, 1) == 1);
+  CHECK_THROWS_WITH(NumaPlacement(4, 2, 4), Catch::Contains("M=4"));
+  CHECK_THROWS_AS(NumaPlacement(0, 1, 0), std::invalid_argument);
+}
+
+TEST_CASE("Equation 2 (odd-even) against hand-worked values", "[placement]") {
+  // The paper's KNL case: 62 ranks on 64 cores -> cores 31 and 63.
+  for (int r = 0; r < 62; ++r)
+    CHECK(OddEvenPlacement(64, 62, r) == (r % 2 == 0 ? 31 : 63));
+  // 6 ranks on 8 cores: 3, 7, 3, 7, ...
+  for (int r = 0; r < 6; ++r)
+    CHECK(OddEvenPlacement(8, 6, r) == (r % 2 == 0 ? 3 : 7));
+  // 5 ranks on 8 cores: p/(p-n) = 8/3: 1.67 -> 1, 4.33 -> 4, 7 -> 7.
+  CHECK(OddEvenPlacement(8, 5, 0) == 1);
+  CHECK(OddEvenPlacement(8, 5, 1) == 4);
+  CHECK(OddEvenPlacement(8, 5, 2) == 7);
+  CHECK(OddEvenPlacement(8, 5, 3) == 1);
+  CHECK(OddEvenPlacement(8, 8, 0) == -1);
+  CHECK_THROWS_WITH(OddEvenPlacement(8, 5, 5), Catch::Contains("r=5"));
+}
+
+TEST_CASE("MPC spread placement of ranks", "[placement]") {
+  auto topo = Topology::Load("synthetic:numa:2 core:4 pu:1");
+  std::vector<int> six, four;
+  for (int r = 0; r < 6; ++r) six.push_back(AppCoreOfRank(*topo, r, 6));
+  for (int r = 0; r < 4; ++r) four.push_back(AppCoreOfRank(*topo, r, 4));
+  CHECK(six == std::vector<int>{0, 1, 2, 4, 5, 6});
+  CHECK(four == std::vector<int>{0, 2, 4, 6});
+  CHECK(AppCoreOfRank(*topo, 0, 1) == 0);
+  // Oversubscribed: 10 ranks on 8 cores wrap around within each NUMA node.
+  CHECK(AppCoreOfRank(*topo, 4, 10) == 0);
+  CHECK_THROWS_WITH(AppCoreOfRank(*topo, 6, 6), Catch::Contains("outside"));
+}
+
+TEST_CASE("progress cores for each policy", "[placement]") {
+  auto topo = Topology::Load("synthetic:numa:2 core:4 pu:1");
+  auto cores = [&](const std::string& spec, int rank, int size) {
+    return ProgressCores(*topo, PlacementSpec::Parse(spec), rank, size,
+                         AppCoreOfRank(*topo, rank, size));
+  };
+  // Figure 3: 6 ranks on 8 cores, numa: ranks 0-2 -> core 3, ranks 3-5 -> 7.
+  for (int r = 0; r < 6; ++r)
+    CHECK(cores("numa", r, 6) == std::vector<int>{r < 3 ? 3 : 7});
+  for (int r = 0; r < 4; ++r)
+    CHECK(cores("numa", r, 4) == std::vector<int>{2 * r + 1});
+  // Figure 2: bind = the rank's own core.
+  CHECK(cores("bind", 4, 6) == std::vector<int>{5});
+  // odd-even: 6 ranks on 8 cores alternate between cores 3 and 7.
+  for (int r = 0; r < 6; ++r)
+    CHECK(cores("odd-even", r, 6) == std::vector<int>{r % 2 == 0 ? 3 : 7});
+  CHECK(cores("none", 0, 1).empty());
+  CHECK(cores("cores:1,3", 0, 1) == std::vector<int>{1, 3});
+  // Full NUMA node: numa degrades to bind.
+  CHECK(cores("numa", 1, 8) == std::vector<int>{1});
+}
+
+TEST_CASE("KNL-like machine: numa gathers 62 threads on cores 31 and 63",
+          "[placement]") {
+  auto topo = Topology::Load("synthetic:numa:1 core:64 pu:4");
+  PlacementSpec numa = PlacementSpec::Parse("numa");
+  for (int r = 0; r < 62; ++r) {
+    auto c = ProgressCores(*topo, numa, r, 62, AppCoreOfRank(*topo, r, 62));
+    CHECK(c == std::vector<int>{r <= 30 ? 31 : 63});
+  }
+}
+
+TEST_CASE("placement specs: parse, print and bad input", "[placement]") {
+  CHECK(PlacementSpec::Parse("odd-even").kind == PlacementKind::kOddEven);
+  CHECK(PlacementSpec::Parse("cores:1,3-4").cores == std::vector<int>{1, 3, 4});
+  CHECK(PlacementSpec::Parse("cores:1,3-4").ToString() == "cores:1,3-4");
+  CHECK(PlacementSpec::Parse("numa").ToString() == "numa");
+  CHECK_THROWS_WITH(PlacementSpec::Parse("spread"),
+                    Catch::Contains("'spread'") &&
+                        Catch::Contains("none|bind|numa|odd-even"));
+  CHECK_THROWS_WITH(PlacementSpec::Parse("cores:x"),
+                    Catch::Contains("cores:x"));
+  auto topo = Topology::Load("synthetic:numa:2 core:4 pu:1");
+  CHECK_THROWS_WITH(ProgressCores(*topo, PlacementSpec::Parse("cores:9"), 0, 1,
+                                  0),
+                    Catch::Contains("core 9") && Catch::Contains("cores 0-7"));
+  CHECK_THROWS_WITH(ProgressCores(*topo, PlacementSpec::Parse("bind"), 0, 1,
+                                  12),
+                    Catch::Contains("core 12"));
+}
+
+}  // namespace
+}  // namespace rondo::engine

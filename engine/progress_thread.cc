@@ -1,0 +1,129 @@
+#include "engine/progress_thread.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include "engine/internal/futex.h"
+#include "queues/cpu_relax.h"
+
+namespace rondo::engine {
+namespace {
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+ProgressThread::ProgressThread(QueueTree& tree, std::atomic<int>& sleepers,
+                               Config config, std::function<void()> on_start)
+    : tree_(tree),
+      sleepers_(sleepers),
+      config_(config),
+      on_start_(std::move(on_start)) {}
+
+ProgressThread::~ProgressThread() { Stop(); }
+
+void ProgressThread::Start() { thread_ = std::thread([this] { Main(); }); }
+
+void ProgressThread::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_seq_cst);
+  timer_word_.store(1, std::memory_order_release);
+  internal::FutexWake(&timer_word_, 1);
+  Wake();
+  thread_.join();
+}
+
+bool ProgressThread::Wake() noexcept {
+  if (sleep_word_.load(std::memory_order_relaxed) != kAsleep) return false;
+  if (sleep_word_.exchange(kAwake, std::memory_order_acq_rel) != kAsleep)
+    return false;
+  internal::FutexWake(&sleep_word_, 1);
+  return true;
+}
+
+void ProgressThread::Main() {
+  if (config_.bind) {
+    bool ok = tree_.topology().BindThreadToCore(config_.core);
+    bound_.store(ok, std::memory_order_release);
+  }
+  if (on_start_) on_start_();
+  if (config_.mode == Mode::kProgress) {
+    ProgressLoop();
+  } else {
+    TimerLoop();
+  }
+}
+
+void ProgressThread::SleepUntilWoken() {
+  sleep_word_.store(kAsleep, std::memory_order_seq_cst);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Last look, after announcing ourselves: a submit that happened before the
+  // announcement is visible here; one after it sees us in `sleepers_`.
+  if (!stop_.load(std::memory_order_seq_cst) &&
+      !tree_.PathMaybeNonEmpty(config_.core)) {
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
+    while (sleep_word_.load(std::memory_order_acquire) == kAsleep &&
+           !stop_.load(std::memory_order_acquire)) {
+      internal::FutexWait(&sleep_word_, kAsleep, -1);
+    }
+  }
+  sleep_word_.store(kAwake, std::memory_order_release);
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void ProgressThread::ProgressLoop() {
+  const int core = config_.core;
+  int64_t idle_since = -1;
+  uint32_t idle_iterations = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (tree_.ScheduleFrom(core) > 0) {
+      busy_passes_.fetch_add(1, std::memory_order_relaxed);
+      idle_since = -1;
+      idle_iterations = 0;
+      continue;
+    }
+    // Nothing done this pass. Read the clock only now and then.
+    if ((++idle_iterations & 63) != 0) {
+      queues::CpuRelax();
+      continue;
+    }
+    int64_t now = MonotonicNs();
+    if (idle_since < 0) idle_since = now;
+    if (now - idle_since < config_.idle_spin_ns) continue;
+    if (tree_.PathMaybeNonEmpty(core)) {
+      // Tasks are queued but report no work (polling tasks): keep polling,
+      // but let a thread that shares this core run.
+      sched_yield();
+      continue;
+    }
+    SleepUntilWoken();
+    idle_since = -1;
+  }
+}
+
+void ProgressThread::TimerLoop() {
+  const int core = config_.core;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (!tree_.PathMaybeNonEmpty(core)) {
+      SleepUntilWoken();
+      continue;  // re-armed: wait one period before the first pass
+    }
+    // One period, interruptible by Stop().
+    int64_t deadline = MonotonicNs() + config_.period_ns;
+    for (int64_t left = config_.period_ns;
+         left > 0 && !stop_.load(std::memory_order_acquire);
+         left = deadline - MonotonicNs()) {
+      internal::FutexWait(&timer_word_, 0, left);
+    }
+    if (stop_.load(std::memory_order_relaxed)) break;
+    if (tree_.ScheduleFrom(core) > 0)
+      busy_passes_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace rondo::engine

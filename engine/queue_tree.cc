@@ -1,0 +1,89 @@
+#include "engine/queue_tree.h"
+
+#include "engine/internal/futex.h"
+#include "engine/tracer.h"
+#include "topology/check.h"
+
+namespace rondo::engine {
+
+QueueTree::QueueTree(std::shared_ptr<const topology::Topology> topo,
+                     queues::QueueKind kind, int capacity_hint)
+    : topo_(std::move(topo)) {
+  const auto& nodes = topo_->Nodes();
+  queues_.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    queues_.push_back(queues::MakeTaskQueue(kind, capacity_hint));
+  paths_.resize(topo_->NumCores());
+  for (int core = 0; core < topo_->NumCores(); ++core) {
+    for (int n = topo_->CoreNode(core); n >= 0; n = nodes[n].parent)
+      paths_[core].push_back(n);
+  }
+}
+
+void QueueTree::Push(Task& task, int node) noexcept {
+  task.queue_node_ = node;
+  queues_[node]->Push(&task);
+}
+
+void QueueTree::Finish(Task& task, TaskState final_state) noexcept {
+  uint32_t old = task.state_.exchange(static_cast<uint32_t>(final_state),
+                                      std::memory_order_acq_rel);
+  if (old & Task::kWaiterBit) internal::FutexWake(&task.state_, INT32_MAX);
+}
+
+void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
+  // Only the thread that popped the task changes its low state bits until it
+  // is queued again or finished; waiters only add kWaiterBit.
+  task.state_.fetch_add(static_cast<uint32_t>(TaskState::kRunning) -
+                            static_cast<uint32_t>(TaskState::kQueued),
+                        std::memory_order_acq_rel);
+  int64_t start_ns = tracer_ != nullptr ? Tracer::NowNs() : 0;
+  TaskResult result = task.fn_(task.arg_);
+  task.last_core_.store(core, std::memory_order_relaxed);
+  task.runs_.store(task.runs_.load(std::memory_order_relaxed) + 1,
+                   std::memory_order_relaxed);
+  if (tracer_ != nullptr) [[unlikely]]
+    tracer_->RecordRun(task, node, core, start_ns, Tracer::NowNs(), result);
+  if (!task.options_.repeat || result == TaskResult::kDone) {
+    ++worked;
+    Finish(task, TaskState::kDone);
+    return;
+  }
+  if (result != TaskResult::kIdle) ++worked;
+  task.state_.fetch_sub(static_cast<uint32_t>(TaskState::kRunning) -
+                            static_cast<uint32_t>(TaskState::kQueued),
+                        std::memory_order_acq_rel);
+  queues_[node]->Push(&task);
+}
+
+int QueueTree::ScheduleFrom(int core) noexcept {
+  RONDO_DCHECK(core >= 0 && core < topo_->NumCores(), "core out of range");
+  int worked = 0;
+  for (int node : paths_[core]) {
+    queues::TaskQueue& q = *queues_[node];
+    if (!q.MaybeNonEmpty()) continue;
+    // Bound the pass by what was queued on entry, so that a repeat task that
+    // goes back to this queue is not run again in the same pass.
+    int64_t budget = q.ApproxSize();
+    if (budget < 1) budget = 1;
+    while (budget-- > 0) {
+      queues::QueueHook* hook = q.TryPop();
+      if (hook == nullptr) break;
+      Run(*static_cast<Task*>(hook), node, core, worked);
+    }
+  }
+  return worked;
+}
+
+int QueueTree::CancelAll() noexcept {
+  int canceled = 0;
+  for (auto& q : queues_) {
+    while (queues::QueueHook* hook = q->TryPop()) {
+      Finish(*static_cast<Task*>(hook), TaskState::kCanceled);
+      ++canceled;
+    }
+  }
+  return canceled;
+}
+
+}  // namespace rondo::engine
