@@ -149,7 +149,7 @@ std::string Engine::SubmitError(const Task& task) const {
            std::to_string(set.Last()) + " but this machine has cores 0-" +
            std::to_string(topo_->NumCores() - 1);
   TaskState s = task.state();
-  if (s == TaskState::kQueued || s == TaskState::kRunning)
+  if (s == TaskState::kQueued)
     return "the task is already queued or running; submit it again only once "
            "it is done";
   return "";

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/internal/futex.h"
 #include "queues/cpu_relax.h"
@@ -46,6 +47,7 @@ bool ProgressThread::Wake() noexcept {
 }
 
 void ProgressThread::Main() {
+  tid_.store(static_cast<int>(gettid()), std::memory_order_release);
   if (config_.bind) {
     bool ok = tree_.topology().BindThreadToCore(config_.core);
     bound_.store(ok, std::memory_order_release);

@@ -66,6 +66,8 @@ class ProgressThread {
   uint64_t busy_passes() const {
     return busy_passes_.load(std::memory_order_relaxed);
   }
+  // Linux thread id (for diagnostics and /proc), 0 before the thread runs.
+  int tid() const { return tid_.load(std::memory_order_acquire); }
   // Whether binding to the core succeeded (false on synthetic topologies).
   bool bound() const { return bound_.load(std::memory_order_acquire); }
 
@@ -87,6 +89,7 @@ class ProgressThread {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> bound_{false};
+  std::atomic<int> tid_{0};
   alignas(64) std::atomic<uint32_t> sleep_word_{kAwake};
   std::atomic<uint32_t> timer_word_{0};  // futex for interruptible periods
   std::atomic<uint64_t> sleeps_{0};

@@ -32,11 +32,8 @@ void QueueTree::Finish(Task& task, TaskState final_state) noexcept {
 }
 
 void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
-  // Only the thread that popped the task changes its low state bits until it
-  // is queued again or finished; waiters only add kWaiterBit.
-  task.state_.fetch_add(static_cast<uint32_t>(TaskState::kRunning) -
-                            static_cast<uint32_t>(TaskState::kQueued),
-                        std::memory_order_acq_rel);
+  // The state stays kQueued while the task runs (a resubmission is refused
+  // all the same), which saves two atomic read-modify-writes per run.
   int64_t start_ns = tracer_ != nullptr ? Tracer::NowNs() : 0;
   TaskResult result = task.fn_(task.arg_);
   task.last_core_.store(core, std::memory_order_relaxed);
@@ -50,9 +47,6 @@ void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
     return;
   }
   if (result != TaskResult::kIdle) ++worked;
-  task.state_.fetch_sub(static_cast<uint32_t>(TaskState::kRunning) -
-                            static_cast<uint32_t>(TaskState::kQueued),
-                        std::memory_order_acq_rel);
   queues_[node]->Push(&task);
 }
 

@@ -36,10 +36,9 @@ using TaskFunction = TaskResult (*)(void* arg) noexcept;
 
 enum class TaskState : uint32_t {
   kIdle = 0,      // initialised or never submitted
-  kQueued = 1,    // in a queue
-  kRunning = 2,   // its function is running
-  kDone = 3,      // completed
-  kCanceled = 4,  // removed by engine shutdown before it completed
+  kQueued = 1,    // in a queue, or its function is running
+  kDone = 2,      // completed
+  kCanceled = 3,  // removed by engine shutdown before it completed
 };
 
 struct TaskOptions {
