@@ -189,6 +189,9 @@ Status Engine::Enqueue(Task& task, int node) noexcept {
   if (tracer_ != nullptr) [[unlikely]]
     tracer_->RecordSubmit(task, node, CurrentCore());
   tree_->Push(task, node);
+  // No engine thread can run this queue (e.g. a core's own queue with no
+  // progress or timer thread there): nobody to wake, skip the fence.
+  if (wakers_[node].empty()) return Status::kOk;
   // Pairs with the fence in ProgressThread::SleepUntilWoken(): either the
   // sleeper sees the task, or we see the sleeper.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -231,7 +234,9 @@ Status Engine::Wait(Task& task) noexcept {
 
 Status Engine::WaitFor(Task& task, std::chrono::nanoseconds timeout) noexcept {
   const int core = CurrentCore();
-  const int64_t start = MonotonicNs();
+  // The clock is read only once the wait turns out not to be immediate: the
+  // common same-core case never pays for it.
+  int64_t start = -1;
   const int64_t limit = timeout.count();
   const int64_t spin_ns = options_.wait_spin_us * 1000;
   // While sleeping, wake up this often to poll our own core's queues: a task
@@ -254,7 +259,9 @@ Status Engine::WaitFor(Task& task, std::chrono::nanoseconds timeout) noexcept {
       queues::CpuRelax();
       continue;
     }
-    const int64_t elapsed = MonotonicNs() - start;
+    const int64_t now = MonotonicNs();
+    if (start < 0) start = now;
+    const int64_t elapsed = now - start;
     if (elapsed >= limit) return Status::kTimedOut;
     if (elapsed < spin_ns) continue;
     if (tree_->PathMaybeNonEmpty(core)) {

@@ -8,7 +8,7 @@ namespace rondo::engine {
 
 QueueTree::QueueTree(std::shared_ptr<const topology::Topology> topo,
                      queues::QueueKind kind, int capacity_hint)
-    : topo_(std::move(topo)) {
+    : topo_(std::move(topo)), kind_(kind) {
   const auto& nodes = topo_->Nodes();
   queues_.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -20,17 +20,13 @@ QueueTree::QueueTree(std::shared_ptr<const topology::Topology> topo,
   }
 }
 
-void QueueTree::Push(Task& task, int node) noexcept {
-  task.queue_node_ = node;
-  queues_[node]->Push(&task);
-}
-
 void QueueTree::Finish(Task& task, TaskState final_state) noexcept {
   uint32_t old = task.state_.exchange(static_cast<uint32_t>(final_state),
                                       std::memory_order_acq_rel);
   if (old & Task::kWaiterBit) internal::FutexWake(&task.state_, INT32_MAX);
 }
 
+template <typename Q>
 void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
   // The state stays kQueued while the task runs (a resubmission is refused
   // all the same), which saves two atomic read-modify-writes per run.
@@ -47,27 +43,31 @@ void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
     return;
   }
   if (result != TaskResult::kIdle) ++worked;
-  queues_[node]->Push(&task);
+  static_cast<Q&>(*queues_[node]).Q::Push(&task);
 }
 
-int QueueTree::ScheduleFrom(int core) noexcept {
+template <typename Q>
+int QueueTree::ScheduleFromImpl(int core) noexcept {
   RONDO_DCHECK(core >= 0 && core < topo_->NumCores(), "core out of range");
   int worked = 0;
   for (int node : paths_[core]) {
-    queues::TaskQueue& q = *queues_[node];
-    if (!q.MaybeNonEmpty()) continue;
+    Q& q = static_cast<Q&>(*queues_[node]);
+    if (!q.Q::MaybeNonEmpty()) continue;
     // Bound the pass by what was queued on entry, so that a repeat task that
     // goes back to this queue is not run again in the same pass.
-    int64_t budget = q.ApproxSize();
+    int64_t budget = q.Q::ApproxSize();
     if (budget < 1) budget = 1;
     while (budget-- > 0) {
-      queues::QueueHook* hook = q.TryPop();
+      queues::QueueHook* hook = q.Q::TryPop();
       if (hook == nullptr) break;
-      Run(*static_cast<Task*>(hook), node, core, worked);
+      Run<Q>(*static_cast<Task*>(hook), node, core, worked);
     }
   }
   return worked;
 }
+
+template int QueueTree::ScheduleFromImpl<queues::SpinQueue>(int) noexcept;
+template int QueueTree::ScheduleFromImpl<queues::LockFreeQueue>(int) noexcept;
 
 int QueueTree::CancelAll() noexcept {
   int canceled = 0;
