@@ -73,27 +73,20 @@ Engine::Engine(EngineOptions options)
       }
     }
   }
-  auto on_start = [this](int core) {
-    return [this, core] { thread_core = {id_, core}; };
-  };
-  for (int c : progress_cores) {
+  auto add_thread = [this](int core, ProgressThread::Mode mode) {
     ProgressThread::Config cfg;
-    cfg.core = c;
-    cfg.mode = ProgressThread::Mode::kProgress;
+    cfg.core = core;
+    cfg.mode = mode;
     cfg.idle_spin_ns = options_.idle_spin_us * 1000;
-    cfg.bind = options_.bind_threads;
-    threads_.push_back(
-        std::make_unique<ProgressThread>(*tree_, sleepers_, cfg, on_start(c)));
-  }
-  for (int c : timer_cores) {
-    if (progress_set.Test(c)) continue;  // a progress thread serves it
-    ProgressThread::Config cfg;
-    cfg.core = c;
-    cfg.mode = ProgressThread::Mode::kTimer;
     cfg.period_ns = options_.timer_period_us * 1000;
     cfg.bind = options_.bind_threads;
-    threads_.push_back(
-        std::make_unique<ProgressThread>(*tree_, sleepers_, cfg, on_start(c)));
+    threads_.push_back(std::make_unique<ProgressThread>(
+        *tree_, sleepers_, cfg, [this, core] { thread_core = {id_, core}; }));
+  };
+  for (int c : progress_cores) add_thread(c, ProgressThread::Mode::kProgress);
+  for (int c : timer_cores) {
+    if (!progress_set.Test(c))  // else a progress thread serves it already
+      add_thread(c, ProgressThread::Mode::kTimer);
   }
   wakers_.resize(tree_->NumNodes());
   for (int node = 0; node < tree_->NumNodes(); ++node) {

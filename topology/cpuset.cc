@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "topology/check.h"
+#include "topology/internal/text.h"
 
 namespace rondo::topology {
 namespace {
@@ -21,13 +22,7 @@ namespace {
       std::to_string(CpuSet::kMaxCores - 1) + ")");
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
+using internal::Trim;
 
 // Parses one core number (digits only: a sign or a stray character is a
 // typo, not something to guess around).

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "topology/check.h"
+#include "topology/internal/text.h"
 
 namespace rondo::topology {
 
@@ -50,13 +51,7 @@ std::string InvalidXmlMessage(const std::string& path) {
          kXmlHint;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
+using internal::Trim;
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
