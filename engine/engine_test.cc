@@ -19,8 +19,10 @@ using topology::CpuSet;
 using Clock = std::chrono::steady_clock;
 
 EngineOptions Options(const std::string& topology, const std::string& progress,
-                      int64_t timer_us = 0) {
+                      int64_t timer_us = 0,
+                      queues::QueueKind queue = queues::QueueKind::kSpin) {
   EngineOptions o;
+  o.queue = queue;
   o.topology = topology;
   o.progress = PlacementSpec::Parse(progress);
   o.timer_period_us = timer_us;
@@ -64,8 +66,7 @@ bool Eventually(Pred pred, std::chrono::milliseconds limit = 10000ms) {
 TEST_CASE("same-core submit and wait runs the task on the caller's core",
           "[engine]") {
   auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
-  EngineOptions o = Options("native", "none");
-  o.queue = kind;
+  EngineOptions o = Options("native", "none", /*timer_us=*/0, kind);
   Engine engine(o);
   engine.BindCurrentThread(0);
   Probe p;
@@ -84,19 +85,18 @@ TEST_CASE("same-core submit and wait runs the task on the caller's core",
 
 TEST_CASE("a task pinned to core 1 never runs elsewhere", "[engine]") {
   auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
-  EngineOptions o = Options("native", "cores:1", /*timer_us=*/100);
-  o.queue = kind;
+  EngineOptions o = Options("native", "cores:1", /*timer_us=*/100, kind);
   o.timer_cores = "0";  // a second trigger that must not touch core 1's queue
+  Probe p;
+  std::vector<Task> tasks(200);  // outlive the engine if a check fails
   Engine engine(o);
   engine.BindCurrentThread(0);
   REQUIRE(engine.threads().size() == 2);
-  Probe p;
   p.topo = &engine.topology();
   p.expected_core = 1;
-  std::vector<Task> tasks(200);
   for (auto& t : tasks) t.Init(&Record, &p, {1});
   for (auto& t : tasks) REQUIRE(engine.Submit(t) == Status::kOk);
-  for (auto& t : tasks) REQUIRE(engine.Wait(t) == Status::kOk);
+  for (auto& t : tasks) REQUIRE(engine.WaitFor(t, 10s) == Status::kOk);
   CHECK(p.runs == 200);
   CHECK(p.wrong_core == 0);
   for (auto& t : tasks) CHECK(t.last_core() == 1);
@@ -130,14 +130,15 @@ TEST_CASE("the timer trigger runs tasks while the application only computes",
   // No progress thread: only the timer thread on core 0 can run a task
   // pinned to core 0, and the application thread (bound to core 0) never
   // calls Rondo while it computes.
+  Probe p;
+  Task t;  // outlives the engine if a check fails
   Engine engine(Options("native", "none", /*timer_us=*/100));
   engine.BindCurrentThread(0);
   REQUIRE(engine.threads().size() == 1);
   CHECK(engine.threads()[0]->mode() == ProgressThread::Mode::kTimer);
-  Probe p;
   p.topo = &engine.topology();
   p.expected_core = 0;
-  Task t(&Record, &p, {0});
+  t.Init(&Record, &p, {0});
   REQUIRE(engine.Submit(t) == Status::kOk);
   volatile double x = 1.0;
   auto deadline = Clock::now() + 10s;
@@ -155,8 +156,9 @@ TEST_CASE("the timer trigger runs tasks while the application only computes",
 TEST_CASE("progress threads sleep when idle and wake on submit",
           "[engine][progress]") {
   auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
-  EngineOptions o = Options("native", "cores:1");
-  o.queue = kind;
+  EngineOptions o = Options("native", "cores:1", /*timer_us=*/0, kind);
+  Probe probes[5];
+  Task tasks[5];  // outlive the engine even if a round fails
   Engine engine(o);
   engine.BindCurrentThread(0);
   ProgressThread& pt = *engine.threads().at(0);
@@ -165,8 +167,8 @@ TEST_CASE("progress threads sleep when idle and wake on submit",
     REQUIRE(Eventually([&] {
       return pt.sleeps() >= static_cast<uint64_t>(round) && pt.sleeping();
     }));
-    Probe p;
-    Task t(&Record, &p, {1});
+    Task& t = tasks[round - 1];
+    t.Init(&Record, &probes[round - 1], {1});
     REQUIRE(engine.Submit(t) == Status::kOk);
     // Only the progress thread can run it: core 0 never polls core 1.
     REQUIRE(engine.WaitFor(t, 10s) == Status::kOk);
@@ -244,10 +246,13 @@ TEST_CASE("shutdown cancels queued tasks and refuses new ones",
 TEST_CASE("many submitters, many levels: every task runs exactly once",
           "[engine][stress]") {
   auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
-  EngineOptions o = Options("native", "cores:1", /*timer_us=*/100);
-  o.queue = kind;
-  Engine engine(o);
+  EngineOptions o = Options("native", "cores:1", /*timer_us=*/100, kind);
   constexpr int kThreads = 3, kTasks = 2000;
+  // Declared before the engine so that they outlive it if a failure leaves
+  // some of them queued.
+  std::vector<std::vector<Task>> all_tasks(kThreads);
+  for (auto& v : all_tasks) v = std::vector<Task>(kTasks);
+  Engine engine(o);
   std::atomic<int> runs{0};
   auto fn = [](void* arg) noexcept {
     static_cast<std::atomic<int>*>(arg)->fetch_add(1);
@@ -257,13 +262,16 @@ TEST_CASE("many submitters, many levels: every task runs exactly once",
   std::atomic<int> errors{0};
   for (int th = 0; th < kThreads; ++th) {
     threads.emplace_back([&, th] {
-      std::vector<Task> tasks(kTasks);
+      std::vector<Task>& tasks = all_tasks[th];
       const CpuSet sets[] = {{0}, {1}, {0, 1}};
       for (int i = 0; i < kTasks; ++i) {
         tasks[i].Init(fn, &runs, sets[(i + th) % 3]);
         if (engine.Submit(tasks[i]) != Status::kOk) errors.fetch_add(1);
       }
       for (auto& t : tasks) {
+        // Stop at the first failure so a broken engine fails fast rather
+        // than waiting out every task.
+        if (errors.load() != 0) break;
         if (engine.WaitFor(t, 20s) != Status::kOk) errors.fetch_add(1);
         if (t.runs() != 1) errors.fetch_add(1);
       }
