@@ -1,0 +1,126 @@
+#!/bin/bash
+# Multi-process tests of rondo-run with bootstrap_check as the rank program.
+# Usage: rondo_run_test.sh RONDO_RUN BOOTSTRAP_CHECK CASE
+# No sleeps are used to synchronise: the signal case waits on a fifo.
+set -u
+RUN=$1
+CHECK=$2
+CASE=$3
+TMP=${TEST_TMPDIR:-$(mktemp -d)}
+OUT=$TMP/stdout
+ERR=$TMP/stderr
+
+fail() {
+  echo "FAIL ($CASE): $*"
+  echo "--- stdout"; cat "$OUT" 2>/dev/null
+  echo "--- stderr"; cat "$ERR" 2>/dev/null
+  exit 1
+}
+expect_rc() {  # expected actual
+  [[ "$2" == "$1" ]] || fail "rondo-run exited with $2, expected $1"
+}
+expect_in() {  # file pattern [count]
+  local n
+  n=$(grep -c -- "$2" "$1")
+  [[ "$n" -ge "${3:-1}" ]] || fail "expected ${3:-1} line(s) matching '$2' in $(basename "$1"), got $n"
+}
+not_in() {
+  grep -q -- "$2" "$1" && fail "unexpected line matching '$2' in $(basename "$1")"
+  return 0
+}
+
+case "$CASE" in
+  ok)
+    "$RUN" -n 4 "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 0 $?
+    expect_in "$OUT" "via rondo-run (local [0-3] of 4)" 4
+    for r in 0 1 2 3; do expect_in "$OUT" "rank $r ok"; done
+    not_in "$ERR" "rondo-run:"
+    ;;
+  die)
+    "$RUN" -n 3 "$CHECK" die >"$OUT" 2>"$ERR"
+    rc=$?
+    [[ $rc -ne 0 ]] || fail "rondo-run exited 0 although rank 1 was killed"
+    expect_rc 137 $rc
+    expect_in "$ERR" "rondo-run: rank 1 (pid [0-9]*) was killed by signal 9 (Killed)"
+    # The survivors saw kPeerFailed and rank 1 in PollFailures, and exited 0.
+    expect_in "$OUT" "rank 0 saw the failure of rank 1: rank 1 (pid [0-9]*) was killed by signal 9"
+    expect_in "$OUT" "rank 2 saw the failure of rank 1"
+    not_in "$ERR" "rank 0 (pid"
+    not_in "$ERR" "rank 2 (pid"
+    not_in "$ERR" "FAILED"
+    ;;
+  kill_grace)
+    # Rank 1 dies; the survivors see it, then never exit by themselves.
+    "$RUN" -n 3 --kill-grace 0.5 "$CHECK" diehang >"$OUT" 2>"$ERR"
+    expect_rc 137 $?
+    expect_in "$OUT" "saw the failure of rank 1" 2
+    expect_in "$ERR" "rondo-run: killing the 2 ranks still running 0.5 s after the first failure"
+    expect_in "$ERR" "rondo-run: rank [02] (pid [0-9]*) was killed by signal 9" 2
+    ;;
+  wrongkey)
+    "$RUN" -n 2 "$CHECK" wrongkey >"$OUT" 2>"$ERR"
+    expect_rc 0 $?
+    expect_in "$ERR" "rondo-run: refused a connection with a wrong key" 2
+    expect_in "$OUT" "wrong key refused: rondo-run refused the connection" 2
+    expect_in "$OUT" "rank 0 ok"
+    expect_in "$OUT" "rank 1 ok"
+    ;;
+  missing_program)
+    "$RUN" -n 2 rondo-no-such-program --flag >"$OUT" 2>"$ERR"
+    expect_rc 127 $?
+    expect_in "$ERR" "cannot execute 'rondo-no-such-program': No such file or directory" 2
+    expect_in "$ERR" "rondo-run: rank [01] (pid [0-9]*) exited with status 127"
+    ;;
+  bad_arguments)
+    "$RUN" -n 0 "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 2 $?
+    expect_in "$ERR" "rondo-run: -n 0 is out of range; allowed: 1..4096 ranks"
+    "$RUN" -n 4097 "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 2 $?
+    expect_in "$ERR" "-n 4097 is out of range"
+    "$RUN" -n 2 >"$OUT" 2>"$ERR"
+    expect_rc 2 $?
+    expect_in "$ERR" "no program given"
+    "$RUN" "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 2 $?
+    expect_in "$ERR" "ranks is required"
+    "$RUN" -n 2 --bind socket "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 2 $?
+    expect_in "$ERR" "allowed: none|core"
+    "$RUN" -n 2 --timeout 0 "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 2 $?
+    expect_in "$ERR" "--timeout 0"
+    # --bind core still runs the job (rank r on CPU r mod #CPUs).
+    "$RUN" -n 2 --bind core "$CHECK" >"$OUT" 2>"$ERR"
+    expect_rc 0 $?
+    expect_in "$OUT" "rank 1 ok"
+    ;;
+  signal)
+    FIFO=$TMP/ready
+    rm -f "$FIFO"
+    mkfifo "$FIFO" || fail "mkfifo"
+    "$RUN" -n 3 "$CHECK" pause "$FIFO" >"$OUT" 2>"$ERR" &
+    pid=$!
+    # Rank 0 writes "ready" once every rank has passed the barrier.
+    read -r -t 25 line <"$FIFO" || { kill -KILL $pid; fail "ranks never became ready"; }
+    [[ "$line" == ready ]] || fail "read '$line' from the fifo"
+    kill -TERM $pid
+    wait $pid
+    rc=$?
+    expect_rc 143 $rc
+    for r in 0 1 2; do
+      expect_in "$ERR" "rondo-run: rank $r (pid [0-9]*) was killed by signal 15 (Terminated)"
+    done
+    ;;
+  timeout)
+    "$RUN" -n 2 --timeout 0.5 /bin/sleep 60 >"$OUT" 2>"$ERR"
+    expect_rc 137 $?
+    expect_in "$ERR" "rondo-run: the job ran longer than --timeout 0.5 s"
+    expect_in "$ERR" "was killed by signal 9" 2
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS ($CASE)"
