@@ -113,9 +113,21 @@ const std::vector<ConfigVar<EngineOptions>>& EngineOptions::Table() {
   return table;
 }
 
+// Variables owned by the layers above the engine, listed here so that the
+// engine's check for typos does not flag them. nmad/options_test checks that
+// this list covers nmad's own table.
+constexpr std::string_view kUpperLayerVariables[] = {
+    // Set by rondo-run for its ranks (drivers/bootstrap).
+    "RONDO_RUN_SOCKET", "RONDO_RUN_KEY", "RONDO_RANK", "RONDO_SIZE",
+    // nmad (nmad/options.cc).
+    "RONDO_STRATEGY", "RONDO_EAGER_LIMIT", "RONDO_MAX_PACKET", "RONDO_RAILS",
+    "RONDO_RAIL_BW", "RONDO_UCX_PEER_ERRORS", "RONDO_CLOSE_TIMEOUT_MS",
+};
+
 std::vector<std::string_view> KnownRondoVariables() {
   std::vector<std::string_view> names;
   for (const auto& v : EngineOptions::Table()) names.emplace_back(v.name);
+  for (std::string_view v : kUpperLayerVariables) names.push_back(v);
   return names;
 }
 

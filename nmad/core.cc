@@ -1,0 +1,1637 @@
+// Implementation notes (the contract is in core.h).
+//
+// Locks, always taken in this order and never the other way:
+//   rail lock (Rail::mu, held while calling its driver, including the
+//   driver's callbacks)  <  session lock (SessionState::mu: matching)  <
+//   gate lock (Gate::mu: send queues, rendezvous waiting for their RTR).
+// A thread never blocks on a rail lock while holding a session or gate lock:
+// it uses RunOnRail(), which runs the driver call at once when this thread
+// already holds that rail (a callback), or try-locks it, or else leaves the
+// call in the rail's operation list for whoever holds the rail next (the
+// rail's polling task drains it on every pass). So handlers and matching can
+// post driver operations from anywhere without deadlock.
+#include "nmad/core.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <list>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "drivers/driver.h"
+#include "drivers/loopback/loopback_driver.h"
+#include "drivers/ucx/ucx_driver.h"
+#include "nmad/strategies/strategy.h"
+#include "nmad/wire.h"
+#include "queues/cpu_relax.h"
+#include "queues/spin_lock.h"
+
+namespace rondo::nmad {
+namespace internal {
+
+using drivers::Completion;
+using drivers::Driver;
+using queues::SpinLock;
+using strategies::PendingChunk;
+using wire::ChunkKind;
+using wire::ChunkView;
+
+constexpr int kMaxInflightPackets = 16;  // per gate
+// Chunks per packet: each may take two iovec entries (header, data) and an
+// active message three; drivers take at least 32 entries.
+constexpr int kMaxChunks = 10;
+// Payloads this small are copied next to their header instead of taking an
+// iovec entry of their own: one contiguous send is cheaper than a gather.
+constexpr size_t kInlineCopy = 256;
+const size_t kHeaderRoom =
+    wire::kPacketHeaderSize +
+    kMaxChunks * (wire::ChunkHeaderSize(wire::ChunkKind::kRts, wire::kMaxParts) +
+                  2 * kInlineCopy);
+
+uint64_t RdvKey(int sender, uint64_t rdv_id, int part) {
+  return (static_cast<uint64_t>(sender) << 48) |
+         ((rdv_id & ((uint64_t{1} << 40) - 1)) << 8) |
+         static_cast<uint64_t>(part);
+}
+
+// Trims a split plan to the `accepted` first bytes (both sides do the same).
+int TrimParts(const wire::RdvPart* in, int n, uint64_t accepted,
+              wire::RdvPart* out) {
+  int k = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t b = std::min<uint64_t>(in[i].bytes, accepted);
+    accepted -= b;
+    out[i] = {in[i].rail, b};
+    if (b) ++k;
+  }
+  return k;
+}
+
+struct PartCompletion {
+  Completion c;
+  void* owner = nullptr;
+};
+
+// One message (or control chunk) on its way out.
+struct SendOp : PendingChunk {
+  ChunkKind kind = ChunkKind::kData;
+  int dest = -1;
+  uint32_t session = 0;
+  uint32_t seq = 0;
+  int32_t tag = 0;
+  uint32_t handler = 0;
+  const uint8_t* data = nullptr;  // message or AM body
+  size_t len = 0;
+  const uint8_t* am_header = nullptr;
+  uint32_t am_header_size = 0;
+  uint64_t rdv_id = 0;
+  uint64_t accepted = 0;  // kRtr
+  int nparts = 0;
+  wire::RdvPart parts[wire::kMaxParts];
+  Request* req = nullptr;
+  struct CoreImpl* core = nullptr;
+  std::atomic<int> driver_ops{0};   // rendezvous parts in the drivers
+  std::atomic<bool> user_done{false};
+  Status worst = Status::kOk;
+  PartCompletion part_done[wire::kMaxParts];
+};
+
+// A receive: posted by Irecv, or an active-message body.
+struct RecvOp {
+  int source = kAnySource;
+  int tag = kAnyTag;
+  uint8_t* buf = nullptr;
+  size_t len = 0;
+  Request* req = nullptr;
+  uint64_t post_seq = 0;  // posting order, across the match lists
+  int peer = -1;  // set when matched
+  struct CoreImpl* core = nullptr;
+  std::atomic<int> driver_ops{0};
+  std::atomic<bool> user_done{false};
+  Status worst = Status::kOk;
+  PartCompletion part_done[wire::kMaxParts];
+};
+
+// A chunk kept for later (unexpected, out of order, or for a session that
+// is not open yet), with its own copy of the bytes.
+struct Stashed {
+  int peer = -1;
+  ChunkView view;
+  std::vector<uint8_t> bytes;  // am header then payload
+  std::list<Stashed*>::iterator in_arrival;  // while unexpected
+
+  static Stashed* Copy(int peer, const ChunkView& c) {
+    auto* s = new Stashed;
+    s->peer = peer;
+    s->view = c;
+    s->bytes.resize(c.am_header_size + c.payload_size);
+    if (c.am_header_size)
+      std::memcpy(s->bytes.data(), c.am_header, c.am_header_size);
+    if (c.payload_size)
+      std::memcpy(s->bytes.data() + c.am_header_size, c.payload,
+                  c.payload_size);
+    s->view.am_header = s->bytes.data();
+    s->view.payload = s->bytes.data() + c.am_header_size;
+    return s;
+  }
+};
+
+struct PeerRecvState {
+  uint32_t expected = 0;
+  std::map<uint32_t, Stashed*> reorder;
+};
+
+struct SessionState {
+  Session handle;
+  std::string name;
+  uint32_t id = 0;
+  std::unique_ptr<strategies::Strategy> strategy;
+  SpinLock mu;  // matching
+  std::vector<PeerRecvState> from;
+  // Posted receives: exact (source, tag) ones in per-key FIFOs, wildcard
+  // ones in one FIFO; the earliest posted among the two candidates wins.
+  // Unexpected messages: per-key FIFOs plus one list in arrival order (for
+  // wildcard receives). So matching a message or a specific receive costs
+  // O(1) however many are outstanding (MPI "bins").
+  std::unordered_map<uint64_t, std::deque<RecvOp*>> posted_exact;
+  std::list<RecvOp*> posted_wild;
+  uint64_t next_post = 0;
+  std::unordered_map<uint64_t, std::deque<Stashed*>> unexpected_exact;
+  std::list<Stashed*> unexpected;  // arrival order
+  std::shared_mutex handlers_mu;
+  std::unordered_map<uint32_t, std::pair<AmHandler, void*>> handlers;
+};
+
+struct GateQueue {
+  SessionState* session = nullptr;
+  std::deque<PendingChunk*> queue;
+  uint32_t next_seq = 0;
+  uint64_t next_order = 0;
+  bool active = false;
+};
+
+struct Gate {
+  int rank = -1;
+  int packet_rail = 0;
+  SpinLock mu;
+  std::unordered_map<uint32_t, GateQueue> queues;  // by session id
+  std::deque<GateQueue*> active;                   // non-empty, round robin
+  std::deque<PendingChunk*> control;               // RTR first
+  std::unordered_map<uint64_t, SendOp*> rdv_waiting;  // by rdv id
+  std::vector<RecvOp*> rdv_receiving;  // receives in the drivers
+  std::vector<SendOp*> rdv_sending;    // sends in the drivers
+  int inflight = 0;
+  std::atomic<bool> failed{false};
+  std::atomic<bool> dirty{false};
+};
+
+struct PacketBuf {
+  Completion c;
+  struct CoreImpl* core = nullptr;
+  struct Rail* rail = nullptr;
+  Gate* gate = nullptr;
+  std::vector<SendOp*> ops;       // eager, AM, RTR: freed with the packet
+  std::vector<uint64_t> rts_ids;  // rendezvous announced by this packet
+  std::vector<iovec> iov;
+  std::vector<uint8_t> header;
+};
+
+struct Rail {
+  int index = 0;
+  std::unique_ptr<Driver> driver;
+  SpinLock mu;
+  engine::Task poll_task;
+  CoreImpl* core = nullptr;
+  std::mutex ops_mu;
+  std::vector<std::function<void()>> ops;
+  std::atomic<bool> has_ops{false};
+  std::mutex dirty_mu;
+  std::vector<Gate*> dirty;
+  std::atomic<bool> has_dirty{false};
+  std::vector<PacketBuf*> free_bufs;  // under mu
+  std::atomic<uint64_t> bytes{0};
+};
+
+thread_local Rail* t_held_rail = nullptr;
+
+uint64_t MatchKey(int source, int tag) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
+         static_cast<uint32_t>(tag);
+}
+
+struct CoreImpl final : drivers::PacketSink {
+  Core* self = nullptr;
+  engine::Engine* engine = nullptr;
+  std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap;
+  NmadOptions options;
+  int rank = 0;
+  int size = 1;
+  std::vector<std::unique_ptr<Rail>> rails;  // remote rails, then loopback
+  int loopback = 0;                          // index of the loopback rail
+  std::vector<std::unique_ptr<Gate>> gates;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> running_tasks{0};
+
+  mutable std::shared_mutex sessions_mu;
+  std::unordered_map<uint32_t, std::unique_ptr<SessionState>> sessions;
+  std::vector<Stashed*> early;  // chunks for sessions not open yet
+
+  mutable std::mutex failures_mu;
+  std::vector<std::string> failure_text;
+
+  std::atomic<uint64_t> next_rdv{1};
+  struct Counters {
+    std::atomic<uint64_t> packets_sent{0}, packets_received{0},
+        chunks_sent{0}, eager_sent{0}, rendezvous_sent{0}, unexpected{0},
+        bad_packets{0}, am_dropped{0}, reordered{0};
+  } counters;
+
+  // ---- rails ----
+  void DrainRail(Rail& r) noexcept {
+    if (r.has_ops.load(std::memory_order_acquire)) {
+      std::vector<std::function<void()>> ops;
+      {
+        std::lock_guard<std::mutex> g(r.ops_mu);
+        ops.swap(r.ops);
+        r.has_ops.store(false, std::memory_order_relaxed);
+      }
+      for (auto& op : ops) op();
+    }
+    while (r.has_dirty.load(std::memory_order_acquire)) {
+      std::vector<Gate*> dirty;
+      {
+        std::lock_guard<std::mutex> g(r.dirty_mu);
+        dirty.swap(r.dirty);
+        r.has_dirty.store(false, std::memory_order_relaxed);
+      }
+      for (Gate* gate : dirty) {
+        gate->dirty.store(false, std::memory_order_release);
+        FlushGate(r, *gate);
+      }
+    }
+  }
+
+  template <typename Fn>
+  void RunOnRail(Rail& r, Fn&& fn) {
+    if (t_held_rail == &r) {
+      fn();
+      return;
+    }
+    if (t_held_rail == nullptr && r.mu.try_lock()) {
+      t_held_rail = &r;
+      fn();
+      DrainRail(r);
+      t_held_rail = nullptr;
+      r.mu.unlock();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> g(r.ops_mu);
+      r.ops.emplace_back(std::forward<Fn>(fn));
+      r.has_ops.store(true, std::memory_order_release);
+    }
+  }
+
+  // Asks for `gate` to be flushed on its packet rail: now if the rail can be
+  // had, else by its next holder.
+  void Kick(Gate& gate) noexcept {
+    Rail& r = *rails[gate.packet_rail];
+    if (!gate.dirty.exchange(true, std::memory_order_acq_rel)) {
+      std::lock_guard<std::mutex> g(r.dirty_mu);
+      r.dirty.push_back(&gate);
+      r.has_dirty.store(true, std::memory_order_release);
+    }
+    if (t_held_rail == &r) return;  // flushed when the holder drains
+    if (t_held_rail == nullptr && r.mu.try_lock()) {
+      t_held_rail = &r;
+      DrainRail(r);
+      t_held_rail = nullptr;
+      r.mu.unlock();
+    }
+  }
+
+  int PollRail(Rail& r) noexcept {
+    if (!r.mu.try_lock()) return 0;
+    t_held_rail = &r;
+    int n = r.driver->Poll();
+    DrainRail(r);
+    t_held_rail = nullptr;
+    r.mu.unlock();
+    return n;
+  }
+
+  static engine::TaskResult PollTask(void* arg) noexcept {
+    Rail& r = *static_cast<Rail*>(arg);
+    CoreImpl& core = *r.core;
+    if (core.stopping.load(std::memory_order_acquire)) {
+      core.running_tasks.fetch_sub(1, std::memory_order_acq_rel);
+      return engine::TaskResult::kDone;
+    }
+    int n = core.PollRail(r);
+    if (r.index == 0) n += core.CheckBootstrapFailures();
+    return n ? engine::TaskResult::kProgress : engine::TaskResult::kIdle;
+  }
+
+  int CheckBootstrapFailures() noexcept {
+    std::vector<drivers::bootstrap::PeerFailure> failures =
+        bootstrap->PollFailures();
+    for (auto& f : failures) PeerFailed(f.rank, f.what);
+    return static_cast<int>(failures.size());
+  }
+
+  // ---- sending ----
+  PacketBuf* GetBuf(Rail& r) {
+    if (!r.free_bufs.empty()) {
+      PacketBuf* b = r.free_bufs.back();
+      r.free_bufs.pop_back();
+      return b;
+    }
+    auto* b = new PacketBuf;
+    b->core = this;
+    b->rail = &r;
+    b->header.resize(kHeaderRoom);
+    b->c.fn = &PacketDone;
+    return b;
+  }
+
+  static void PacketDone(Completion* c, Status s, size_t) noexcept {
+    auto* b = reinterpret_cast<PacketBuf*>(c);
+    b->core->FinishPacket(*b, s);
+  }
+
+  void FinishPacket(PacketBuf& b, Status s) noexcept {
+    for (SendOp* op : b.ops) {
+      if (op->req) FinishUser(op, IsError(s) ? s : Status::kOk);
+      delete op;
+    }
+    b.ops.clear();
+    Gate* g = b.gate;
+    std::vector<SendOp*> failed;
+    {
+      std::lock_guard<SpinLock> lock(g->mu);
+      --g->inflight;
+      // A rendezvous whose announcement was lost will never be answered.
+      if (IsError(s))
+        for (uint64_t id : b.rts_ids) {
+          auto it = g->rdv_waiting.find(id);
+          if (it == g->rdv_waiting.end()) continue;
+          failed.push_back(it->second);
+          g->rdv_waiting.erase(it);
+        }
+    }
+    b.rts_ids.clear();
+    for (SendOp* op : failed) {
+      FinishUser(op, s);
+      delete op;
+    }
+    b.rail->free_bufs.push_back(&b);  // rail lock is held (callback)
+    Kick(*g);
+  }
+
+  static void FinishUser(SendOp* op, Status s) noexcept {
+    if (!op->user_done.exchange(true, std::memory_order_acq_rel) && op->req)
+      op->req->Complete(s);
+  }
+  static void FinishUser(RecvOp* op, Status s) noexcept {
+    if (!op->user_done.exchange(true, std::memory_order_acq_rel) && op->req)
+      op->req->Complete(s);
+  }
+
+  // Picks the next packet's chunks: control chunks first, then the sessions
+  // in round robin, each through its strategy. Gate lock held.
+  void NextChunks(Gate& g, std::vector<PendingChunk*>& out) {
+    const size_t budget = options.max_packet - wire::kPacketHeaderSize;
+    if (!g.control.empty()) {
+      size_t used = 0;
+      while (!g.control.empty() &&
+             static_cast<int>(out.size()) < kMaxChunks) {
+        PendingChunk* c = g.control.front();
+        if (!out.empty() && used + c->wire_bytes > budget) break;
+        used += c->wire_bytes;
+        out.push_back(c);
+        g.control.pop_front();
+      }
+      return;
+    }
+    while (!g.active.empty() && out.empty()) {
+      GateQueue* q = g.active.front();
+      g.active.pop_front();
+      q->session->strategy->NextPacket(q->queue, budget, kMaxChunks, out);
+      if (!q->queue.empty()) {
+        g.active.push_back(q);
+      } else {
+        q->active = false;
+      }
+    }
+  }
+
+  // Sends packets from `g` while it has chunks and the rail takes them.
+  // Rail lock held.
+  void FlushGate(Rail& r, Gate& g) noexcept {
+    std::vector<PendingChunk*> chunks;
+    for (;;) {
+      chunks.clear();
+      {
+        std::lock_guard<SpinLock> lock(g.mu);
+        if (g.inflight >= kMaxInflightPackets) return;  // completion kicks
+        NextChunks(g, chunks);
+        if (chunks.empty()) return;
+        ++g.inflight;
+      }
+      PacketBuf* b = GetBuf(r);
+      b->gate = &g;
+      b->iov.clear();
+      uint8_t* h = b->header.data();
+      size_t hpos = wire::kPacketHeaderSize;
+      size_t seg_start = 0;
+      uint64_t total = wire::kPacketHeaderSize;
+      for (PendingChunk* pc : chunks) {
+        auto* op = static_cast<SendOp*>(pc);
+        if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts)
+          b->rts_ids.push_back(op->rdv_id);
+        else
+          b->ops.push_back(op);
+        ChunkView v;
+        v.kind = op->kind;
+        v.session = op->session;
+        v.seq = op->seq;
+        v.tag = op->tag;
+        v.handler = op->handler;
+        v.msg_size = op->len;
+        v.rdv_id = op->rdv_id;
+        v.accepted = op->accepted;
+        v.nparts = op->nparts;
+        std::copy(op->parts, op->parts + op->nparts, v.parts);
+        v.am_header_size = op->am_header_size;
+        uint64_t payload = 0;
+        if (op->kind == ChunkKind::kData) payload = op->len;
+        if (op->kind == ChunkKind::kAm) payload = op->am_header_size + op->len;
+        if (op->kind == ChunkKind::kAmRts) payload = op->am_header_size;
+        hpos += wire::WriteChunkHeader(h + hpos, v, payload);
+        total += wire::ChunkHeaderSize(op->kind, op->nparts) + payload;
+        auto add_data = [&](const uint8_t* p, size_t n) {
+          if (n == 0) return;
+          if (n <= kInlineCopy) {
+            std::memcpy(h + hpos, p, n);
+            hpos += n;
+            return;
+          }
+          b->iov.push_back({h + seg_start, hpos - seg_start});
+          b->iov.push_back({const_cast<uint8_t*>(p), n});
+          seg_start = hpos;
+        };
+        if (op->kind == ChunkKind::kAm || op->kind == ChunkKind::kAmRts)
+          add_data(op->am_header, op->am_header_size);
+        if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kAm)
+          add_data(op->data, op->len);
+        if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts) {
+          std::lock_guard<SpinLock> lock(g.mu);
+          g.rdv_waiting[op->rdv_id] = op;
+        }
+      }
+      if (hpos > seg_start) b->iov.push_back({h + seg_start, hpos - seg_start});
+      wire::WritePacketHeader(h, static_cast<int>(chunks.size()),
+                              static_cast<uint32_t>(total));
+      Status s = r.driver->PostPacket(g.rank, b->iov.data(),
+                                      static_cast<int>(b->iov.size()), &b->c);
+      if (s == Status::kNoResource) {
+        std::lock_guard<SpinLock> lock(g.mu);
+        --g.inflight;
+        for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) {
+          SendOp* op = static_cast<SendOp*>(*it);
+          if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts)
+            g.rdv_waiting.erase(op->rdv_id);
+          if (op->kind == ChunkKind::kRtr) {
+            g.control.push_front(op);
+          } else {
+            GateQueue& q = g.queues[op->session];
+            q.queue.push_front(op);
+            if (!q.active) {
+              q.active = true;
+              g.active.push_front(&q);
+            }
+          }
+        }
+        b->ops.clear();
+        b->rts_ids.clear();
+        r.free_bufs.push_back(b);
+        // Retry on the next pass of the rail's task.
+        if (!g.dirty.exchange(true)) {
+          std::lock_guard<std::mutex> d(r.dirty_mu);
+          r.dirty.push_back(&g);
+        }
+        return;
+      }
+      counters.packets_sent.fetch_add(1, std::memory_order_relaxed);
+      counters.chunks_sent.fetch_add(chunks.size(), std::memory_order_relaxed);
+      if (s == Status::kInProgress) continue;
+      FinishPacket(*b, s);  // kOk or an error
+    }
+  }
+
+  // Enqueues `op` for its gate (gate lock inside) and assigns its sequence
+  // number. Returns false if the gate has failed.
+  bool Enqueue(Gate& g, SessionState* s, SendOp* op) {
+    std::lock_guard<SpinLock> lock(g.mu);
+    if (g.failed.load(std::memory_order_acquire)) return false;
+    if (op->kind == ChunkKind::kRtr) {
+      g.control.push_back(op);
+      return true;
+    }
+    GateQueue& q = g.queues[s->id];
+    q.session = s;
+    // Only matched messages take a sequence number: active messages are not
+    // matched, so they do not hold up the messages behind them.
+    if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kRts)
+      op->seq = q.next_seq++;
+    op->order = q.next_order++;
+    q.queue.push_back(op);
+    if (!q.active) {
+      q.active = true;
+      g.active.push_back(&q);
+    }
+    return true;
+  }
+
+  void SendRtr(int peer, uint64_t rdv_id, uint64_t accepted) noexcept {
+    auto* op = new SendOp;
+    op->kind = ChunkKind::kRtr;
+    op->dest = peer;
+    op->rdv_id = rdv_id;
+    op->accepted = accepted;
+    op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kRtr);
+    Gate& g = *gates[peer];
+    if (!Enqueue(g, nullptr, op)) {
+      delete op;
+      return;
+    }
+    Kick(g);
+  }
+
+  // Fills the rendezvous plan of a large send.
+  void PlanRendezvous(SessionState* s, SendOp* op) {
+    op->rdv_id = next_rdv.fetch_add(1, std::memory_order_relaxed);
+    if (op->dest == rank) {
+      op->nparts = 1;
+      op->parts[0] = {static_cast<uint8_t>(loopback), op->len};
+      return;
+    }
+    std::vector<strategies::RailInfo> infos;
+    for (int i = 0; i < loopback; ++i) {
+      double bw = options.rail_bandwidth_mbps.empty()
+                      ? rails[i]->driver->caps().bandwidth_bytes_per_s
+                      : options.rail_bandwidth_mbps[i] * 1e6;
+      infos.push_back({i, bw});
+    }
+    std::vector<strategies::RdvPart> plan =
+        s->strategy->SplitRendezvous(op->len, infos);
+    op->nparts = std::min<int>(static_cast<int>(plan.size()), wire::kMaxParts);
+    uint64_t sum = 0;
+    for (int i = 0; i < op->nparts; ++i) {
+      op->parts[i] = {static_cast<uint8_t>(plan[i].rail), plan[i].bytes};
+      sum += plan[i].bytes;
+    }
+    if (sum != op->len) {  // a strategy bug: fall back to one part
+      op->nparts = 1;
+      op->parts[0] = {0, op->len};
+    }
+  }
+
+  // ---- rendezvous data ----
+  static void SendPartDone(Completion* c, Status s, size_t bytes) noexcept {
+    auto* pc = reinterpret_cast<PartCompletion*>(c);
+    auto* op = static_cast<SendOp*>(pc->owner);
+    if (IsError(s)) op->worst = s;
+    if (op->driver_ops.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      op->core->FinishRdvSend(op);
+  }
+
+  void FinishRdvSend(SendOp* op) noexcept {
+    Gate& g = *gates[op->dest];
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      auto it = std::find(g.rdv_sending.begin(), g.rdv_sending.end(), op);
+      if (it != g.rdv_sending.end()) g.rdv_sending.erase(it);
+    }
+    FinishUser(op, op->worst);
+    delete op;
+  }
+
+  static void RecvPartDone(Completion* c, Status s, size_t bytes) noexcept {
+    auto* pc = reinterpret_cast<PartCompletion*>(c);
+    auto* op = static_cast<RecvOp*>(pc->owner);
+    if (IsError(s) && s != Status::kTruncated) op->worst = s;
+    if (op->driver_ops.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      op->core->FinishRecv(op);
+  }
+
+  // The last part of a rendezvous receive is done: leave the gate's list
+  // (where a peer failure would find it), tell the user, free.
+  void FinishRecv(RecvOp* op) noexcept {
+    if (op->peer >= 0) {
+      Gate& g = *gates[op->peer];
+      std::lock_guard<SpinLock> lock(g.mu);
+      auto it = std::find(g.rdv_receiving.begin(), g.rdv_receiving.end(), op);
+      if (it != g.rdv_receiving.end()) g.rdv_receiving.erase(it);
+    }
+    Status s = op->worst;
+    if (s == Status::kOk && op->req &&
+        op->req->info_.received < op->req->info_.size)
+      s = Status::kTruncated;
+    FinishUser(op, s);
+    delete op;
+  }
+
+  // Starts the data phase of a matched rendezvous (receiver side).
+  void StartRdvRecv(RecvOp* op, int peer, uint64_t rdv_id, uint64_t msg_size,
+                    const wire::RdvPart* parts, int nparts) noexcept {
+    uint64_t accepted = std::min<uint64_t>(op->len, msg_size);
+    if (op->req) {
+      op->req->info_.size = msg_size;
+      op->req->info_.received = accepted;
+    }
+    wire::RdvPart trimmed[wire::kMaxParts];
+    int active = TrimParts(parts, nparts, accepted, trimmed);
+    op->peer = peer;
+    op->core = this;
+    for (int i = 0; i < nparts; ++i) {
+      int rail = trimmed[i].rail;
+      bool ok_rail = peer == rank ? rail == loopback : rail < loopback;
+      if (!ok_rail && trimmed[i].bytes) {
+        counters.bad_packets.fetch_add(1);
+        active = 0;  // refuse the whole transfer
+        accepted = 0;
+        break;
+      }
+    }
+    SendRtr(peer, rdv_id, active ? accepted : 0);
+    if (active == 0) {
+      if (op->req) op->req->info_.received = 0;
+      FinishRecv(op);
+      return;
+    }
+    op->driver_ops.store(active, std::memory_order_release);
+    uint64_t offset = 0;
+    for (int i = 0; i < nparts; ++i) {
+      const uint64_t n = trimmed[i].bytes;
+      if (n == 0) continue;
+      PartCompletion& pc = op->part_done[i];
+      pc.c.fn = &RecvPartDone;
+      pc.owner = op;
+      uint8_t* dst = op->buf + offset;
+      offset += n;
+      const uint64_t key = RdvKey(peer, rdv_id, i);
+      Rail& r = *rails[trimmed[i].rail];
+      RunOnRail(r, [this, &r, peer, key, dst, n, pc = &pc] {
+        Status s = r.driver->PostRdvRecv(peer, key, dst, n, &pc->c);
+        if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
+      });
+    }
+  }
+
+  // The peer is ready: sends the data (sender side). Rail lock held.
+  void HandleRtr(int peer, const ChunkView& c) noexcept {
+    Gate& g = *gates[peer];
+    SendOp* op = nullptr;
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      auto it = g.rdv_waiting.find(c.rdv_id);
+      if (it != g.rdv_waiting.end()) {
+        op = it->second;
+        g.rdv_waiting.erase(it);
+      }
+    }
+    if (op == nullptr || c.accepted > op->len) {
+      counters.bad_packets.fetch_add(1);
+      std::fprintf(stderr, "rondo: nmad: dropped a ready-to-receive from rank %d for unknown rendezvous %llu\n",
+                   peer, static_cast<unsigned long long>(c.rdv_id));
+      return;
+    }
+    wire::RdvPart trimmed[wire::kMaxParts];
+    int active = TrimParts(op->parts, op->nparts, c.accepted, trimmed);
+    if (active == 0) {
+      FinishUser(op, Status::kOk);
+      delete op;
+      return;
+    }
+    op->core = this;
+    op->driver_ops.store(active, std::memory_order_release);
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      g.rdv_sending.push_back(op);
+    }
+    uint64_t offset = 0;
+    for (int i = 0; i < op->nparts; ++i) {
+      const uint64_t n = trimmed[i].bytes;
+      if (n == 0) continue;
+      PartCompletion& pc = op->part_done[i];
+      pc.c.fn = &SendPartDone;
+      pc.owner = op;
+      const uint8_t* src = op->data + offset;
+      offset += n;
+      const uint64_t key = RdvKey(rank, op->rdv_id, i);
+      Rail& r = *rails[trimmed[i].rail];
+      r.bytes.fetch_add(n, std::memory_order_relaxed);
+      RunOnRail(r, [&r, peer, key, src, n, pc = &pc] {
+        Status s = r.driver->PostRdvSend(peer, key, src, n, &pc->c);
+        if (s != Status::kInProgress) SendPartDone(&pc->c, s, 0);
+      });
+    }
+  }
+
+  // ---- receiving ----
+  void OnPacket(int peer, int rail, const void* data,
+                size_t len) noexcept override {
+    ChunkView chunks[wire::kMaxChunksPerPacket];
+    std::string why;
+    int n = wire::DecodePacket(data, len, chunks, wire::kMaxChunksPerPacket,
+                               &why);
+    counters.packets_received.fetch_add(1, std::memory_order_relaxed);
+    if (n < 0 || peer < 0 || peer >= size) {
+      uint64_t k = counters.bad_packets.fetch_add(1) + 1;
+      if (k <= 10 || (k & (k - 1)) == 0)
+        std::fprintf(stderr,
+                     "rondo: nmad: dropped a bad packet of %zu bytes from rank "
+                     "%d on rail %d (%s); %llu dropped so far\n",
+                     len, peer, rail, n < 0 ? why.c_str() : "unknown rank",
+                     static_cast<unsigned long long>(k));
+      return;
+    }
+    for (int i = 0; i < n; ++i) {
+      const ChunkView& c = chunks[i];
+      if (c.kind == ChunkKind::kRtr) {
+        HandleRtr(peer, c);
+        continue;
+      }
+      SessionState* s = FindSession(c.session);
+      if (s == nullptr) {
+        std::unique_lock<std::shared_mutex> lock(sessions_mu);
+        auto it = sessions.find(c.session);
+        if (it == sessions.end()) {
+          early.push_back(Stashed::Copy(peer, c));
+          continue;
+        }
+        s = it->second.get();
+      }
+      Deliver(s, peer, c, nullptr);
+    }
+  }
+
+  SessionState* FindSession(uint32_t id) {
+    std::shared_lock<std::shared_mutex> lock(sessions_mu);
+    auto it = sessions.find(id);
+    return it == sessions.end() ? nullptr : it->second.get();
+  }
+
+  // A chunk for session `s` (from the wire, or replayed from `stash`, which
+  // this call then owns).
+  void Deliver(SessionState* s, int peer, const ChunkView& c,
+               Stashed* stash) noexcept {
+    if (c.kind == ChunkKind::kAm || c.kind == ChunkKind::kAmRts) {
+      RunHandler(s, peer, c);
+      delete stash;
+      return;
+    }
+    std::lock_guard<SpinLock> lock(s->mu);
+    PeerRecvState& from = s->from[peer];
+    if (c.seq != from.expected) {
+      if (static_cast<int32_t>(c.seq - from.expected) < 0 ||
+          from.reorder.count(c.seq)) {
+        counters.bad_packets.fetch_add(1);
+        delete stash;
+        return;  // a duplicate: drop
+      }
+      from.reorder[c.seq] = stash ? stash : Stashed::Copy(peer, c);
+      counters.reordered.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    Match(s, peer, c, stash);
+    ++from.expected;
+    for (auto it = from.reorder.find(from.expected); it != from.reorder.end();
+         it = from.reorder.find(from.expected)) {
+      Stashed* next = it->second;
+      from.reorder.erase(it);
+      Match(s, peer, next->view, next);
+      ++from.expected;
+    }
+  }
+
+  static bool Matches(const RecvOp* r, int peer, int tag) {
+    return (r->source == kAnySource || r->source == peer) &&
+           (r->tag == kAnyTag || r->tag == tag);
+  }
+
+  // Session lock held. Removes and returns the receive that a message from
+  // `peer` with `tag` matches, or null.
+  RecvOp* TakePosted(SessionState* s, int peer, int tag) {
+    RecvOp* exact = nullptr;
+    auto bucket = s->posted_exact.find(MatchKey(peer, tag));
+    if (bucket != s->posted_exact.end() && !bucket->second.empty())
+      exact = bucket->second.front();
+    auto wild = s->posted_wild.begin();
+    while (wild != s->posted_wild.end() && !Matches(*wild, peer, tag)) ++wild;
+    if (wild != s->posted_wild.end() &&
+        (exact == nullptr || (*wild)->post_seq < exact->post_seq)) {
+      RecvOp* r = *wild;
+      s->posted_wild.erase(wild);
+      return r;
+    }
+    if (exact) {
+      bucket->second.pop_front();
+      if (bucket->second.empty()) s->posted_exact.erase(bucket);
+    }
+    return exact;
+  }
+
+  void AddPosted(SessionState* s, RecvOp* r) {
+    r->post_seq = s->next_post++;
+    if (r->source == kAnySource || r->tag == kAnyTag)
+      s->posted_wild.push_back(r);
+    else
+      s->posted_exact[MatchKey(r->source, r->tag)].push_back(r);
+  }
+
+  void AddUnexpected(SessionState* s, Stashed* m) {
+    s->unexpected.push_back(m);
+    m->in_arrival = std::prev(s->unexpected.end());
+    s->unexpected_exact[MatchKey(m->peer, m->view.tag)].push_back(m);
+  }
+
+  // Session lock held. The earliest unexpected message `probe` matches;
+  // removed when `take`.
+  Stashed* FindUnexpected(SessionState* s, const RecvOp& probe, bool take) {
+    Stashed* m = nullptr;
+    if (probe.source != kAnySource && probe.tag != kAnyTag) {
+      auto b = s->unexpected_exact.find(MatchKey(probe.source, probe.tag));
+      if (b != s->unexpected_exact.end() && !b->second.empty())
+        m = b->second.front();
+    } else {
+      for (Stashed* u : s->unexpected)
+        if (Matches(&probe, u->peer, u->view.tag)) {
+          m = u;
+          break;
+        }
+    }
+    if (m && take) {
+      // The earliest match is always the front of its own key's FIFO.
+      auto b = s->unexpected_exact.find(MatchKey(m->peer, m->view.tag));
+      b->second.pop_front();
+      if (b->second.empty()) s->unexpected_exact.erase(b);
+      s->unexpected.erase(m->in_arrival);
+    }
+    return m;
+  }
+
+  // Session lock held; `stash` (may be null) is owned by this call.
+  void Match(SessionState* s, int peer, const ChunkView& c,
+             Stashed* stash) noexcept {
+    RecvOp* r = TakePosted(s, peer, c.tag);
+    if (r == nullptr) {
+      AddUnexpected(s, stash ? stash : Stashed::Copy(peer, c));
+      counters.unexpected.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    Consume(r, peer, c);
+    delete stash;
+  }
+
+  // Hands a matched message to receive `r`.
+  void Consume(RecvOp* r, int peer, const ChunkView& c) noexcept {
+    if (r->req) {
+      r->req->info_.source = peer;
+      r->req->info_.tag = c.tag;
+    }
+    if (c.kind == ChunkKind::kData) {
+      const size_t n = std::min<size_t>(r->len, c.payload_size);
+      if (n) std::memcpy(r->buf, c.payload, n);
+      if (r->req) {
+        r->req->info_.size = c.payload_size;
+        r->req->info_.received = n;
+      }
+      FinishUser(r, n < c.payload_size ? Status::kTruncated : Status::kOk);
+      delete r;
+      return;
+    }
+    Gate& g = *gates[peer];
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      if (g.failed.load()) {
+        FinishUser(r, Status::kPeerFailed);
+        delete r;
+        return;
+      }
+      g.rdv_receiving.push_back(r);
+    }
+    StartRdvRecv(r, peer, c.rdv_id, c.msg_size, c.parts, c.nparts);
+  }
+
+  void RunHandler(SessionState* s, int peer, const ChunkView& c) noexcept {
+    AmHandler fn = nullptr;
+    void* arg = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(s->handlers_mu);
+      auto it = s->handlers.find(c.handler);
+      if (it != s->handlers.end()) {
+        fn = it->second.first;
+        arg = it->second.second;
+      }
+    }
+    if (fn == nullptr) {
+      counters.am_dropped.fetch_add(1);
+      if (c.kind == ChunkKind::kAmRts) SendRtr(peer, c.rdv_id, 0);
+      return;
+    }
+    AmMessage m;
+    m.core_ = this;
+    m.source_ = peer;
+    m.session_ = s->id;
+    m.handler_ = c.handler;
+    m.header_ = {c.am_header, c.am_header_size};
+    m.body_size_ = c.msg_size;
+    m.body_inline_ = c.kind == ChunkKind::kAm;
+    if (m.body_inline_) m.body_ = {c.payload, c.payload_size};
+    m.rdv_id_ = c.rdv_id;
+    m.nparts_ = c.nparts;
+    m.parts_ = c.parts;
+    fn(m, arg);
+    if (!m.body_inline_ && !m.body_taken_) SendRtr(peer, c.rdv_id, 0);
+  }
+
+  Status ReceiveAmBody(AmMessage& m, void* buf, size_t len,
+                       Request& req) noexcept {
+    if (m.body_taken_) return Status::kBusy;
+    if (buf == nullptr && len > 0) return Status::kInvalidArgument;
+    uint32_t expect = Request::kIdle;
+    if (!req.state_.compare_exchange_strong(expect, Request::kPending) &&
+        expect != Request::kDone)
+      return Status::kBusy;
+    req.state_.store(Request::kPending);
+    m.body_taken_ = true;
+    req.info_ = {m.source_, -1, m.body_size_, std::min(len, m.body_size_)};
+    if (m.body_inline_) {
+      if (req.info_.received) std::memcpy(buf, m.body_.data(), req.info_.received);
+      req.Complete(req.info_.received < m.body_size_ ? Status::kTruncated
+                                                     : Status::kOk);
+      return Status::kOk;
+    }
+    auto* r = new RecvOp;
+    r->buf = static_cast<uint8_t*>(buf);
+    r->len = len;
+    r->req = &req;
+    Gate& g = *gates[m.source_];
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      g.rdv_receiving.push_back(r);
+    }
+    StartRdvRecv(r, m.source_, m.rdv_id_, m.body_size_,
+                 static_cast<const wire::RdvPart*>(m.parts_), m.nparts_);
+    return Status::kOk;
+  }
+
+  static SessionState& State(const Session& s) {
+    return *static_cast<SessionState*>(s.impl_);
+  }
+
+  // Marks `req` pending for a new operation; false if it is still in use.
+  static bool Claim(Request& req) noexcept {
+    uint32_t v = req.state_.load(std::memory_order_acquire);
+    if (v == Request::kPending) return false;
+    req.state_.store(Request::kPending, std::memory_order_relaxed);
+    req.status_ = Status::kOk;
+    req.info_ = RecvInfo{};
+    return true;
+  }
+
+  Status CheckPeer(int peer, bool any_ok) const noexcept {
+    if (stopping.load(std::memory_order_relaxed)) return Status::kShutdown;
+    if (any_ok && peer == kAnySource) return Status::kOk;
+    if (peer < 0 || peer >= size) return Status::kInvalidArgument;
+    if (gates[peer]->failed.load(std::memory_order_acquire))
+      return Status::kPeerFailed;
+    return Status::kOk;
+  }
+
+  Status Isend(SessionState* s, int dest, int tag, const void* buf,
+               size_t len, Request& req, int priority) noexcept {
+    if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
+    if (tag < 0 || (buf == nullptr && len > 0)) return Status::kInvalidArgument;
+    if (!Claim(req)) return Status::kBusy;
+    auto* op = new SendOp;
+    op->dest = dest;
+    op->session = s->id;
+    op->tag = tag;
+    op->priority = priority;
+    op->data = static_cast<const uint8_t*>(buf);
+    op->len = len;
+    op->req = &req;
+    if (len <= options.eager_limit) {
+      op->kind = ChunkKind::kData;
+      op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kData) + len;
+      counters.eager_sent.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      op->kind = ChunkKind::kRts;
+      PlanRendezvous(s, op);
+      op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kRts, op->nparts);
+      counters.rendezvous_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+    Gate& g = *gates[dest];
+    if (!Enqueue(g, s, op)) {
+      delete op;
+      req.Complete(Status::kPeerFailed);
+      return Status::kPeerFailed;
+    }
+    if (!s->strategy->defers_sends()) Kick(g);
+    else MarkDirty(g);
+    return Status::kOk;
+  }
+
+  // Leaves `gate` for the next pass of its rail's task.
+  void MarkDirty(Gate& gate) noexcept {
+    Rail& r = *rails[gate.packet_rail];
+    if (!gate.dirty.exchange(true, std::memory_order_acq_rel)) {
+      std::lock_guard<std::mutex> g(r.dirty_mu);
+      r.dirty.push_back(&gate);
+      r.has_dirty.store(true, std::memory_order_release);
+    }
+  }
+
+  Status SendAm(SessionState* s, int dest, uint32_t id, const void* header,
+                size_t header_len, const void* body, size_t body_len,
+                Request& req) noexcept {
+    if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
+    if (id > 65535 || (header == nullptr && header_len > 0) ||
+        (body == nullptr && body_len > 0) ||
+        header_len + wire::ChunkHeaderSize(ChunkKind::kAmRts, wire::kMaxParts) +
+                wire::kPacketHeaderSize >
+            options.max_packet)
+      return Status::kInvalidArgument;
+    if (!Claim(req)) return Status::kBusy;
+    auto* op = new SendOp;
+    op->dest = dest;
+    op->session = s->id;
+    op->handler = id;
+    op->am_header = static_cast<const uint8_t*>(header);
+    op->am_header_size = static_cast<uint32_t>(header_len);
+    op->data = static_cast<const uint8_t*>(body);
+    op->len = body_len;
+    op->req = &req;
+    if (header_len + body_len <= options.eager_limit) {
+      op->kind = ChunkKind::kAm;
+      op->wire_bytes =
+          wire::ChunkHeaderSize(ChunkKind::kAm) + header_len + body_len;
+    } else {
+      op->kind = ChunkKind::kAmRts;
+      PlanRendezvous(s, op);
+      op->wire_bytes =
+          wire::ChunkHeaderSize(ChunkKind::kAmRts, op->nparts) + header_len;
+    }
+    Gate& g = *gates[dest];
+    if (!Enqueue(g, s, op)) {
+      delete op;
+      req.Complete(Status::kPeerFailed);
+      return Status::kPeerFailed;
+    }
+    if (!s->strategy->defers_sends()) Kick(g);
+    else MarkDirty(g);
+    return Status::kOk;
+  }
+
+  Status Irecv(SessionState* s, int source, int tag, void* buf, size_t len,
+               Request& req) noexcept {
+    if (Status st = CheckPeer(source, true); st != Status::kOk) return st;
+    if (tag < kAnyTag || (buf == nullptr && len > 0))
+      return Status::kInvalidArgument;
+    if (!Claim(req)) return Status::kBusy;
+    auto* r = new RecvOp;
+    r->source = source;
+    r->tag = tag;
+    r->buf = static_cast<uint8_t*>(buf);
+    r->len = len;
+    r->req = &req;
+    Stashed* found = nullptr;
+    {
+      std::lock_guard<SpinLock> lock(s->mu);
+      found = FindUnexpected(s, *r, /*take=*/true);
+      if (found == nullptr) {
+        AddPosted(s, r);
+        return Status::kOk;
+      }
+    }
+    Consume(r, found->peer, found->view);
+    delete found;
+    return Status::kOk;
+  }
+
+  Status Iprobe(SessionState* s, int source, int tag, bool* found,
+                RecvInfo* info) noexcept {
+    if (found == nullptr) return Status::kInvalidArgument;
+    if (source != kAnySource && (source < 0 || source >= size))
+      return Status::kInvalidArgument;
+    if (tag < kAnyTag) return Status::kInvalidArgument;
+    *found = false;
+    Progress();
+    RecvOp probe;
+    probe.source = source;
+    probe.tag = tag;
+    std::lock_guard<SpinLock> lock(s->mu);
+    if (Stashed* m = FindUnexpected(s, probe, /*take=*/false)) {
+      *found = true;
+      if (info) *info = {m->peer, m->view.tag, m->view.msg_size, 0};
+      return Status::kOk;
+    }
+    if (source != kAnySource && gates[source]->failed.load())
+      return Status::kPeerFailed;
+    return Status::kOk;
+  }
+
+  int Progress() noexcept {
+    thread_local uint32_t idle = 0;
+    int n = engine->Poll();
+    if (n == 0 && (++idle & 15) == 0) {
+      // The caller may run on a core outside the rails' polling affinity:
+      // poll the rails directly.
+      for (auto& r : rails) n += PollRail(*r);
+      n += CheckBootstrapFailures();
+    }
+    return n;
+  }
+
+  // ---- failures ----
+  void OnPeerFailure(int peer, int rail, Status status,
+                     std::string_view what) noexcept override {
+    PeerFailed(peer, "rail " + std::to_string(rail) + ": " + std::string(what));
+  }
+
+  void PeerFailed(int peer, const std::string& what) noexcept {
+    if (peer < 0 || peer >= size || peer == rank) return;
+    Gate& g = *gates[peer];
+    {
+      std::lock_guard<std::mutex> lock(failures_mu);
+      if (!failure_text[peer].empty()) return;
+      failure_text[peer] = what.empty() ? "rank " + std::to_string(peer) + " failed" : what;
+    }
+    std::fprintf(stderr, "rondo: nmad: rank %d lost rank %d: %s\n", rank, peer,
+                 what.c_str());
+    std::vector<SendOp*> sends;
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      g.failed.store(true, std::memory_order_release);
+      for (auto& [id, q] : g.queues) {
+        for (PendingChunk* c : q.queue) sends.push_back(static_cast<SendOp*>(c));
+        q.queue.clear();
+        q.active = false;
+      }
+      g.active.clear();
+      for (PendingChunk* c : g.control) sends.push_back(static_cast<SendOp*>(c));
+      g.control.clear();
+      for (auto& [id, op] : g.rdv_waiting) sends.push_back(op);
+      g.rdv_waiting.clear();
+      // Operations in the drivers are freed by their completions (at the
+      // latest when the rail closes); the user learns of the failure now.
+      for (RecvOp* r : g.rdv_receiving) FinishUser(r, Status::kPeerFailed);
+      for (SendOp* op : g.rdv_sending) FinishUser(op, Status::kPeerFailed);
+    }
+    for (SendOp* op : sends) {
+      FinishUser(op, Status::kPeerFailed);
+      if (op->driver_ops.load() == 0) delete op;  // never reached a driver
+    }
+    std::vector<SessionState*> all;
+    {
+      std::shared_lock<std::shared_mutex> lock(sessions_mu);
+      for (auto& [id, s] : sessions) all.push_back(s.get());
+    }
+    for (SessionState* s : all) {
+      std::lock_guard<SpinLock> lock(s->mu);
+      std::vector<RecvOp*> failed;
+      for (auto it = s->posted_wild.begin(); it != s->posted_wild.end();) {
+        if ((*it)->source == peer || (*it)->source == kAnySource) {
+          failed.push_back(*it);
+          it = s->posted_wild.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (auto it = s->posted_exact.begin(); it != s->posted_exact.end();) {
+        if (static_cast<int>(it->first >> 32) == peer) {
+          for (RecvOp* r : it->second) failed.push_back(r);
+          it = s->posted_exact.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (RecvOp* r : failed) {
+        FinishUser(r, Status::kPeerFailed);
+        delete r;
+      }
+    }
+  }
+};
+
+}  // namespace internal
+
+using internal::CoreImpl;
+using internal::Gate;
+using internal::RecvOp;
+using internal::SendOp;
+using internal::SessionState;
+using internal::Stashed;
+using internal::ChunkKind;
+
+
+// ---- AmMessage ----
+Status AmMessage::ReceiveBody(void* buf, size_t len, Request& req) noexcept {
+  return core_->ReceiveAmBody(*this, buf, len, req);
+}
+
+// ---- Session ----
+std::string_view Session::name() const noexcept {
+  return CoreImpl::State(*this).name;
+}
+std::string_view Session::strategy() const noexcept {
+  return CoreImpl::State(*this).strategy->name();
+}
+uint32_t Session::id() const noexcept { return CoreImpl::State(*this).id; }
+int Session::rank() const noexcept { return core_->rank; }
+int Session::size() const noexcept { return core_->size; }
+Core& Session::core() const noexcept { return *core_->self; }
+
+Status Session::Isend(int dest, int tag, const void* buf, size_t len,
+                      Request& req, int priority) noexcept {
+  return core_->Isend(&CoreImpl::State(*this), dest, tag, buf, len, req,
+                      priority);
+}
+Status Session::Irecv(int source, int tag, void* buf, size_t len,
+                      Request& req) noexcept {
+  return core_->Irecv(&CoreImpl::State(*this), source, tag, buf, len, req);
+}
+Status Session::Send(int dest, int tag, const void* buf, size_t len,
+                     int priority) noexcept {
+  Request req;
+  if (Status s = Isend(dest, tag, buf, len, req, priority); s != Status::kOk)
+    return s;
+  return core_->self->Wait(req);
+}
+Status Session::Recv(int source, int tag, void* buf, size_t len,
+                     RecvInfo* info) noexcept {
+  Request req;
+  if (Status s = Irecv(source, tag, buf, len, req); s != Status::kOk) return s;
+  Status s = core_->self->Wait(req);
+  if (info) *info = req.info();
+  return s;
+}
+Status Session::Iprobe(int source, int tag, bool* found,
+                       RecvInfo* info) noexcept {
+  return core_->Iprobe(&CoreImpl::State(*this), source, tag, found, info);
+}
+Status Session::Probe(int source, int tag, RecvInfo* info) noexcept {
+  for (;;) {
+    bool found = false;
+    Status s = Iprobe(source, tag, &found, info);
+    if (s != Status::kOk || found) return s;
+    queues::CpuRelax();
+  }
+}
+Status Session::RegisterHandler(uint32_t id, AmHandler handler,
+                                void* arg) noexcept {
+  if (id > 65535 || handler == nullptr) return Status::kInvalidArgument;
+  SessionState& st = CoreImpl::State(*this);
+  std::unique_lock<std::shared_mutex> lock(st.handlers_mu);
+  st.handlers[id] = {handler, arg};
+  return Status::kOk;
+}
+Status Session::SendAm(int dest, uint32_t id, const void* header,
+                       size_t header_len, const void* body, size_t body_len,
+                       Request& req) noexcept {
+  return core_->SendAm(&CoreImpl::State(*this), dest, id, header, header_len,
+                       body, body_len, req);
+}
+
+// ---- Core ----
+namespace {
+
+// The node whose cores share the widest cache with `core` (the polling
+// affinity of the PIOMan paper): its L3, else L2, else its NUMA node.
+topology::CpuSet PollingCpuSet(const topology::Topology& topo, int core) {
+  int best = -1;
+  for (int n = topo.CoreNode(core); n >= 0; n = topo.node(n).parent) {
+    topology::NodeKind k = topo.node(n).kind;
+    if (k == topology::NodeKind::kL3 || k == topology::NodeKind::kL2 ||
+        k == topology::NodeKind::kL1)
+      best = n;
+    if (k == topology::NodeKind::kNuma && best < 0) best = n;
+  }
+  if (best < 0) best = topo.CoreNode(core);
+  return topo.node(best).cpuset;
+}
+
+uint32_t SessionId(std::string_view name) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (char c : name) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Core>> Core::Create(
+    engine::Engine& engine,
+    std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
+    NmadOptions options, std::string* error) {
+  auto fail = [error](Status s, std::string what) {
+    if (error) *error = std::move(what);
+    return s;
+  };
+  if (bootstrap == nullptr)
+    return fail(Status::kInvalidArgument, "nmad: no bootstrap given");
+  try {
+    options.Validate();
+  } catch (const std::invalid_argument& e) {
+    return fail(Status::kInvalidArgument, e.what());
+  }
+  std::unique_ptr<Core> core(new Core);
+  core->impl_ = std::make_unique<CoreImpl>();
+  CoreImpl& c = *core->impl_;
+  c.self = core.get();
+  c.engine = &engine;
+  c.options = options;
+  c.rank = bootstrap->rank();
+  c.size = bootstrap->size();
+  c.bootstrap = std::move(bootstrap);
+  c.failure_text.resize(c.size);
+  const bool remote = c.size > 1;
+  // Rails: the remote ones (only when there are remote peers), then loopback.
+  if (remote) {
+    for (size_t i = 0; i < options.rails.size(); ++i) {
+      drivers::ucx::UcxDriverOptions uo;
+      uo.rail_id = static_cast<int>(i);
+      uo.max_packet = options.max_packet;
+      uo.self = c.rank;
+      uo.error_handling = options.ucx_peer_errors;
+      std::string why;
+      auto d = drivers::ucx::UcxDriver::Create(uo, &why);
+      if (!d.ok())
+        return fail(Status::kUnsupported,
+                    "nmad: rail " + std::to_string(i) + " (ucx): " + why);
+      auto r = std::make_unique<internal::Rail>();
+      r->driver = std::move(d).value();
+      c.rails.push_back(std::move(r));
+    }
+  }
+  c.loopback = static_cast<int>(c.rails.size());
+  {
+    auto r = std::make_unique<internal::Rail>();
+    r->driver = std::make_unique<drivers::loopback::LoopbackDriver>(c.rank);
+    c.rails.push_back(std::move(r));
+  }
+  for (size_t i = 0; i < c.rails.size(); ++i) {
+    c.rails[i]->index = static_cast<int>(i);
+    c.rails[i]->core = &c;
+    c.rails[i]->driver->SetSink(&c, static_cast<int>(i));
+  }
+  // Address exchange.
+  for (int i = 0; i < c.loopback; ++i) {
+    auto addr = c.rails[i]->driver->LocalAddress();
+    if (!addr.ok())
+      return fail(addr.status(), "nmad: rail " + std::to_string(i) +
+                                     " has no local address");
+    if (Status s = c.bootstrap->Put("nmad.rail" + std::to_string(i),
+                                     addr.value());
+        s != Status::kOk)
+      return fail(s, "nmad: bootstrap Put failed");
+  }
+  if (Status s = c.bootstrap->Fence(); s != Status::kOk)
+    return fail(s, std::string("nmad: bootstrap fence failed: ") +
+                       std::string(engine::StatusName(s)));
+  for (int peer = 0; peer < c.size; ++peer) {
+    auto g = std::make_unique<Gate>();
+    g->rank = peer;
+    g->packet_rail = peer == c.rank ? c.loopback : 0;
+    c.gates.push_back(std::move(g));
+    if (peer == c.rank) {
+      if (Status s = c.rails[c.loopback]->driver->Connect(peer, {});
+          s != Status::kOk)
+        return fail(s, "nmad: loopback connect failed");
+      continue;
+    }
+    for (int i = 0; i < c.loopback; ++i) {
+      auto addr = c.bootstrap->Get(peer, "nmad.rail" + std::to_string(i));
+      if (!addr.ok())
+        return fail(addr.status(), "nmad: no address of rank " +
+                                       std::to_string(peer) + " rail " +
+                                       std::to_string(i));
+      if (Status s = c.rails[i]->driver->Connect(peer, addr.value());
+          s != Status::kOk)
+        return fail(s, "nmad: cannot connect to rank " + std::to_string(peer) +
+                           " on rail " + std::to_string(i) + ": " +
+                           std::string(engine::StatusName(s)));
+    }
+  }
+  // Polling tasks, with the affinity of the creating thread's core.
+  const topology::CpuSet cpus =
+      PollingCpuSet(engine.topology(), engine.CurrentCore());
+  for (auto& r : c.rails) {
+    r->poll_task.Init(&CoreImpl::PollTask, r.get(), cpus,
+                      {.repeat = true, .name = "nmad.poll"});
+    c.running_tasks.fetch_add(1);
+    if (Status s = engine.Submit(r->poll_task); s != Status::kOk) {
+      c.running_tasks.fetch_sub(1);
+      return fail(s, "nmad: cannot submit the polling task: " +
+                         engine.SubmitError(r->poll_task));
+    }
+  }
+  return core;
+}
+
+Core::~Core() {
+  if (!impl_) return;
+  CoreImpl& c = *impl_;
+  // Everyone stops sending before anyone closes.
+  (void)c.bootstrap->Barrier();
+  c.stopping.store(true, std::memory_order_release);
+  for (auto& r : c.rails) (void)c.engine->WaitFor(r->poll_task, std::chrono::seconds(10));
+  for (auto& r : c.rails) {
+    std::lock_guard<queues::SpinLock> lock(r->mu);
+    internal::t_held_rail = r.get();
+    c.DrainRail(*r);
+    r->driver->Close(c.options.close_timeout_ms);
+    internal::t_held_rail = nullptr;
+  }
+  (void)c.bootstrap->Finalize();
+  for (auto& [id, s] : c.sessions) {
+    for (auto* m : s->unexpected) delete m;
+    for (auto& f : s->from)
+      for (auto& [seq, m] : f.reorder) delete m;
+    auto cancel = [](RecvOp* r) {
+      CoreImpl::FinishUser(r, Status::kCanceled);
+      delete r;
+    };
+    for (RecvOp* r : s->posted_wild) cancel(r);
+    for (auto& [key, q] : s->posted_exact)
+      for (RecvOp* r : q) cancel(r);
+  }
+  for (auto* m : c.early) delete m;
+  for (auto& g : c.gates) {
+    for (auto& [id, q] : g->queues)
+      for (auto* op : q.queue) {
+        CoreImpl::FinishUser(static_cast<SendOp*>(op), Status::kCanceled);
+        delete static_cast<SendOp*>(op);
+      }
+    for (auto* op : g->control) delete static_cast<SendOp*>(op);
+    for (auto& [id, op] : g->rdv_waiting) {
+      CoreImpl::FinishUser(op, Status::kCanceled);
+      delete op;
+    }
+  }
+  for (auto& r : c.rails)
+    for (auto* b : r->free_bufs) delete b;
+}
+
+int Core::rank() const noexcept { return impl_->rank; }
+int Core::size() const noexcept { return impl_->size; }
+engine::Engine& Core::engine() const noexcept { return *impl_->engine; }
+drivers::bootstrap::Bootstrap& Core::bootstrap() const noexcept {
+  return *impl_->bootstrap;
+}
+const NmadOptions& Core::options() const noexcept { return impl_->options; }
+int Core::rails() const noexcept { return impl_->loopback; }
+
+Result<Session*> Core::OpenSession(std::string_view name,
+                                   const SessionOptions& options,
+                                   std::string* error) {
+  auto fail = [error](std::string what) {
+    if (error) *error = std::move(what);
+    return Status::kInvalidArgument;
+  };
+  if (name.empty()) return fail("nmad: a session needs a non-empty name");
+  CoreImpl& c = *impl_;
+  std::unique_ptr<strategies::Strategy> strategy;
+  try {
+    strategy = strategies::MakeStrategy(
+        options.strategy.empty() ? c.options.strategy : options.strategy);
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what());
+  }
+  const uint32_t id = SessionId(name);
+  std::vector<Stashed*> replay;
+  SessionState* st;
+  {
+    std::unique_lock<std::shared_mutex> lock(c.sessions_mu);
+    auto it = c.sessions.find(id);
+    if (it != c.sessions.end()) {
+      if (it->second->name != name)
+        return fail("nmad: session '" + std::string(name) +
+                    "' has the same id as open session '" + it->second->name +
+                    "'; choose another name");
+      return &it->second->handle;
+    }
+    auto s = std::make_unique<SessionState>();
+    s->name = std::string(name);
+    s->id = id;
+    s->strategy = std::move(strategy);
+    s->from.resize(c.size);
+    s->handle.core_ = &c;
+    s->handle.impl_ = s.get();
+    st = s.get();
+    c.sessions.emplace(id, std::move(s));
+    for (auto it2 = c.early.begin(); it2 != c.early.end();) {
+      if ((*it2)->view.session == id) {
+        replay.push_back(*it2);
+        it2 = c.early.erase(it2);
+      } else {
+        ++it2;
+      }
+    }
+  }
+  // Early chunks are replayed by the rails' holders, in arrival order.
+  for (Stashed* m : replay) {
+    internal::Rail& r = *c.rails[m->peer == c.rank ? c.loopback : 0];
+    c.RunOnRail(r, [&c, st, m] { c.Deliver(st, m->peer, m->view, m); });
+  }
+  return &st->handle;
+}
+
+Status Core::Test(Request& req) noexcept {
+  if (req.state_.load(std::memory_order_acquire) == Request::kIdle)
+    return Status::kInvalidArgument;
+  if (!req.done()) impl_->Progress();
+  return req.status();
+}
+
+Status Core::Wait(Request& req) noexcept {
+  if (req.state_.load(std::memory_order_acquire) == Request::kIdle)
+    return Status::kInvalidArgument;
+  // Busy polling, as MPI does; after a run of empty passes, yield the core
+  // so that oversubscribed ranks and threads (more of them than cores) let
+  // the thread that will complete this request run.
+  uint32_t idle = 0;
+  while (!req.done()) {
+    if (impl_->Progress() > 0) {
+      idle = 0;
+    } else if (++idle >= 64) {
+      idle = 0;
+      sched_yield();
+    }
+  }
+  return req.status_;
+}
+
+Status Core::WaitFor(Request& req, std::chrono::nanoseconds timeout) noexcept {
+  if (req.state_.load(std::memory_order_acquire) == Request::kIdle)
+    return Status::kInvalidArgument;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  uint32_t n = 0;
+  while (!req.done()) {
+    impl_->Progress();
+    if ((++n & 63) == 0 && std::chrono::steady_clock::now() > deadline)
+      return Status::kTimedOut;
+  }
+  return req.status_;
+}
+
+Status Core::WaitAll(std::span<Request* const> reqs) noexcept {
+  Status worst = Status::kOk;
+  for (Request* r : reqs) {
+    Status s = Wait(*r);
+    if (s != Status::kOk && worst == Status::kOk) worst = s;
+  }
+  return worst;
+}
+
+int Core::Progress() noexcept { return impl_->Progress(); }
+
+Status Core::Barrier() noexcept { return impl_->bootstrap->Barrier(); }
+
+std::string Core::FailureText(int rank) const {
+  if (rank < 0 || rank >= impl_->size) return "";
+  std::lock_guard<std::mutex> lock(impl_->failures_mu);
+  return impl_->failure_text[rank];
+}
+
+CoreStats Core::stats() const noexcept {
+  const auto& k = impl_->counters;
+  CoreStats s;
+  s.packets_sent = k.packets_sent.load();
+  s.packets_received = k.packets_received.load();
+  s.chunks_sent = k.chunks_sent.load();
+  s.eager_sent = k.eager_sent.load();
+  s.rendezvous_sent = k.rendezvous_sent.load();
+  s.unexpected = k.unexpected.load();
+  s.bad_packets = k.bad_packets.load();
+  s.am_dropped = k.am_dropped.load();
+  s.reordered = k.reordered.load();
+  for (int i = 0; i < impl_->loopback && i < 8; ++i)
+    s.rail_bytes[i] = impl_->rails[i]->bytes.load();
+  return s;
+}
+
+}  // namespace rondo::nmad

@@ -1,0 +1,261 @@
+// nmad core: point-to-point messaging over Rondo's engine, NewMadeleine
+// style.
+//
+// A Core connects this process to every rank of the job (gates, one per
+// peer) through its rails (drivers). Sessions are independent message
+// spaces, like MPI communicators over the whole job: matching, ordering and
+// the packet-scheduling strategy are per session. The API never touches the
+// network directly: Isend queues the message at its gate and the session's
+// strategy turns queued messages into packets when a rail is ready; every
+// rail is polled by a repeat task of the engine, queued on the cores that
+// share a cache with the thread that created the Core. So a rank that
+// computes and never calls into nmad still completes transfers when a
+// progress thread or the timer trigger runs those tasks.
+//
+// Protocols: messages up to NmadOptions::eager_limit go eager (copied once
+// on the receiver, into the posted buffer or an unexpected-message buffer);
+// larger ones by rendezvous: request-to-send, the receiver matches and
+// answers ready-to-receive with the size it accepts, then the data moves
+// zero-copy through the drivers' rendezvous, possibly split over rails.
+//
+// Semantics (MPI's): receives match by source and tag (kAnySource,
+// kAnyTag), in posting order; messages from one source in one session are
+// matched in the order they were sent (non-overtaking, enforced by sequence
+// numbers whatever the rails or strategy did to wire order). A receive
+// buffer smaller than the message gets what fits and Status::kTruncated with
+// both sizes in RecvInfo. A peer that dies fails the requests that involve
+// it with Status::kPeerFailed (FailureText() says what happened).
+//
+// Thread-safety: every Session and Core method may be called from any number
+// of threads at once (MPI_THREAD_MULTIPLE). Locks are per session (matching)
+// and per gate (send queues) and per rail (driver); there is no global lock.
+// Active-message handlers run inside engine tasks and must not block.
+#ifndef RONDO_NMAD_CORE_H_
+#define RONDO_NMAD_CORE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "drivers/bootstrap/bootstrap.h"
+#include "engine/engine.h"
+#include "engine/status.h"
+#include "nmad/options.h"
+
+namespace rondo::nmad {
+
+using engine::Result;
+using engine::Status;
+
+inline constexpr int kAnySource = -1;
+inline constexpr int kAnyTag = -1;
+inline constexpr int kMaxTag = 0x7fffffff;
+
+class Core;
+class Session;
+namespace internal {
+struct RecvOp;
+struct SendOp;
+struct CoreImpl;
+struct SessionState;
+}  // namespace internal
+
+// What a completed receive (or a probe) found.
+struct RecvInfo {
+  int source = -1;
+  int tag = -1;
+  size_t size = 0;      // bytes the sender sent
+  size_t received = 0;  // bytes delivered (< size when truncated)
+};
+
+// A send or receive in flight. The caller owns it; it must stay alive and
+// unmoved until done() (then it may be reused for another operation).
+class Request {
+ public:
+  Request() = default;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  bool done() const noexcept {
+    return state_.load(std::memory_order_acquire) == kDone;
+  }
+  // kInProgress until done; then kOk, kTruncated, kPeerFailed, kCanceled...
+  Status status() const noexcept {
+    return done() ? status_ : Status::kInProgress;
+  }
+  const RecvInfo& info() const noexcept { return info_; }
+
+ private:
+  friend class Core;
+  friend class Session;
+  friend struct internal::CoreImpl;
+  static constexpr uint32_t kIdle = 0, kPending = 1, kDone = 2;
+  void Complete(Status s) noexcept {
+    status_ = s;
+    state_.store(kDone, std::memory_order_release);
+  }
+  std::atomic<uint32_t> state_{kIdle};
+  Status status_ = Status::kOk;
+  RecvInfo info_;
+};
+
+// An active message being delivered to its handler. Valid only during the
+// handler call.
+class AmMessage {
+ public:
+  int source() const noexcept { return source_; }
+  uint32_t handler_id() const noexcept { return handler_; }
+  std::span<const uint8_t> header() const noexcept { return header_; }
+  size_t body_size() const noexcept { return body_size_; }
+  // True when the body came with the header (small bodies): body() is valid
+  // during the handler.
+  bool body_inline() const noexcept { return body_inline_; }
+  std::span<const uint8_t> body() const noexcept { return body_; }
+  // Receives the body into `buf` (of `len` bytes): at once for an inline
+  // body, else by rendezvous (`req` completes later, from an engine task).
+  // A handler that does not call this discards the body. Call at most once.
+  Status ReceiveBody(void* buf, size_t len, Request& req) noexcept;
+
+ private:
+  friend struct internal::CoreImpl;
+  internal::CoreImpl* core_ = nullptr;
+  int source_ = -1;
+  uint32_t session_ = 0;
+  uint32_t handler_ = 0;
+  std::span<const uint8_t> header_;
+  std::span<const uint8_t> body_;
+  size_t body_size_ = 0;
+  bool body_inline_ = true;
+  bool body_taken_ = false;
+  uint64_t rdv_id_ = 0;
+  int nparts_ = 0;
+  const void* parts_ = nullptr;  // wire::RdvPart[nparts_]
+};
+
+using AmHandler = void (*)(AmMessage& message, void* arg) noexcept;
+
+struct SessionOptions {
+  std::string strategy;  // empty: NmadOptions::strategy
+};
+
+class Session {
+ public:
+  std::string_view name() const noexcept;
+  std::string_view strategy() const noexcept;
+  uint32_t id() const noexcept;
+  int rank() const noexcept;
+  int size() const noexcept;
+  Core& core() const noexcept;
+
+  // Nonblocking send of `len` bytes at `buf` (unchanged until req is done).
+  // `priority` matters to the prio strategy (higher first). Returns kOk (the
+  // request is started; its final status comes with req) or, with nothing
+  // started: kInvalidArgument (rank, tag, buffer, request in use),
+  // kPeerFailed (dest is known dead), kShutdown.
+  Status Isend(int dest, int tag, const void* buf, size_t len, Request& req,
+               int priority = 0) noexcept;
+  // Nonblocking receive into `buf` of `len` bytes; source may be
+  // kAnySource, tag kAnyTag. Same return values as Isend.
+  Status Irecv(int source, int tag, void* buf, size_t len,
+               Request& req) noexcept;
+  // Blocking forms: post, then Core::Wait.
+  Status Send(int dest, int tag, const void* buf, size_t len,
+              int priority = 0) noexcept;
+  Status Recv(int source, int tag, void* buf, size_t len,
+              RecvInfo* info = nullptr) noexcept;
+  // Is a message that a receive with (source, tag) would match waiting?
+  // Makes progress first. *info describes it (size = full message size).
+  Status Iprobe(int source, int tag, bool* found, RecvInfo* info) noexcept;
+  Status Probe(int source, int tag, RecvInfo* info) noexcept;
+
+  // Active messages. Handlers are per session and id (0..65535); register
+  // the same handlers on every rank before messages can arrive for them.
+  // Messages for an id with no handler are dropped and counted.
+  Status RegisterHandler(uint32_t id, AmHandler handler, void* arg) noexcept;
+  Status SendAm(int dest, uint32_t id, const void* header, size_t header_len,
+                const void* body, size_t body_len, Request& req) noexcept;
+
+ private:
+  friend class Core;
+  friend struct internal::CoreImpl;
+  friend struct internal::SessionState;
+  Session() = default;
+  internal::CoreImpl* core_ = nullptr;
+  void* impl_ = nullptr;  // internal::SessionState
+};
+
+// Counters, for tests and benchmarks (monotonic since Create).
+struct CoreStats {
+  uint64_t packets_sent = 0;
+  uint64_t packets_received = 0;
+  uint64_t chunks_sent = 0;
+  uint64_t eager_sent = 0;
+  uint64_t rendezvous_sent = 0;
+  uint64_t unexpected = 0;  // messages that arrived before their receive
+  uint64_t reordered = 0;   // chunks that arrived ahead of their sequence
+  uint64_t bad_packets = 0;  // dropped by the header validator
+  uint64_t am_dropped = 0;   // active messages with no handler
+  uint64_t rail_bytes[8] = {};  // bytes sent per rail (rendezvous data)
+};
+
+class Core {
+ public:
+  // Connects to every rank of the job through `bootstrap` (collective: all
+  // ranks call it). Returns kInvalidArgument (bad options), kUnsupported
+  // (a driver could not start), kPeerFailed (bootstrap failed); `*error`
+  // then says what happened.
+  static Result<std::unique_ptr<Core>> Create(
+      engine::Engine& engine,
+      std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
+      NmadOptions options, std::string* error = nullptr);
+  // Collective: barrier, then stops the polling tasks and closes the rails.
+  ~Core();
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+
+  int rank() const noexcept;
+  int size() const noexcept;
+  engine::Engine& engine() const noexcept;
+  drivers::bootstrap::Bootstrap& bootstrap() const noexcept;
+  const NmadOptions& options() const noexcept;
+  // Number of rails to remote peers.
+  int rails() const noexcept;
+
+  // Opens (or returns the already open) session `name`. Sessions are
+  // matched across ranks by name; messages that arrive before the session
+  // is open locally are kept. Throws nothing; kInvalidArgument for an empty
+  // name, a name whose id collides with another open session, or an unknown
+  // strategy (with *error set).
+  Result<Session*> OpenSession(std::string_view name,
+                               const SessionOptions& options = {},
+                               std::string* error = nullptr);
+
+  // kInProgress while not done, else the request's final status. Makes one
+  // progress pass.
+  Status Test(Request& req) noexcept;
+  // Progresses (explicit polling from the caller's core) until done.
+  Status Wait(Request& req) noexcept;
+  Status WaitFor(Request& req, std::chrono::nanoseconds timeout) noexcept;
+  Status WaitAll(std::span<Request* const> reqs) noexcept;
+  // One progress pass from the caller; returns how much work was done.
+  int Progress() noexcept;
+
+  // A barrier over all ranks through the bootstrap (set-up, tests).
+  Status Barrier() noexcept;
+  // What is known of `rank`'s failure ("" while it is alive).
+  std::string FailureText(int rank) const;
+  CoreStats stats() const noexcept;
+
+ private:
+  Core() = default;
+  std::unique_ptr<internal::CoreImpl> impl_;
+};
+
+}  // namespace rondo::nmad
+
+#endif  // RONDO_NMAD_CORE_H_

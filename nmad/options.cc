@@ -1,0 +1,145 @@
+#include "nmad/options.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "nmad/strategies/strategy.h"
+
+namespace rondo::nmad {
+namespace {
+
+using engine::ConfigVar;
+using engine::ParseInt;
+using Var = ConfigVar<NmadOptions>;
+
+std::vector<std::string> SplitList(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream in(v);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+template <typename T>
+std::string JoinList(const std::vector<T>& items) {
+  std::ostringstream out;
+  for (size_t i = 0; i < items.size(); ++i) out << (i ? "," : "") << items[i];
+  return out.str();
+}
+
+std::vector<Var> MakeTable() {
+  return {
+      {"RONDO_STRATEGY", "default", "default|aggreg|prio|split_balance",
+       "packet scheduler strategy of sessions that do not choose one",
+       [](NmadOptions& o, const std::string& v) {
+         strategies::MakeStrategy(v);  // validates
+         o.strategy = v;
+       },
+       [](const NmadOptions& o) { return o.strategy; }},
+      {"RONDO_EAGER_LIMIT", "16384", "an integer in 0..1048512",
+       "largest message sent eagerly; larger ones use rendezvous",
+       [](NmadOptions& o, const std::string& v) {
+         o.eager_limit = static_cast<size_t>(ParseInt(v, 0, (1 << 20) - 64));
+       },
+       [](const NmadOptions& o) { return std::to_string(o.eager_limit); }},
+      {"RONDO_MAX_PACKET", "65536", "an integer in 1024..1048576",
+       "largest packet handed to a driver",
+       [](NmadOptions& o, const std::string& v) {
+         o.max_packet = static_cast<size_t>(ParseInt(v, 1024, 1 << 20));
+       },
+       [](const NmadOptions& o) { return std::to_string(o.max_packet); }},
+      {"RONDO_RAILS", "ucx", "comma-separated list of: ucx (1 to 8 rails)",
+       "drivers to remote peers, one per rail",
+       [](NmadOptions& o, const std::string& v) {
+         std::vector<std::string> rails = SplitList(v);
+         if (rails.empty() || rails.size() > 8)
+           throw std::invalid_argument("1 to 8 rails");
+         for (const std::string& r : rails)
+           if (r != "ucx") throw std::invalid_argument("unknown driver " + r);
+         o.rails = rails;
+       },
+       [](const NmadOptions& o) { return JoinList(o.rails); }},
+      {"RONDO_RAIL_BW", "", "empty or comma-separated MB/s, one per rail",
+       "bandwidth of each rail for split_balance (empty: driver estimates)",
+       [](NmadOptions& o, const std::string& v) {
+         o.rail_bandwidth_mbps.clear();
+         for (const std::string& s : SplitList(v))
+           o.rail_bandwidth_mbps.push_back(
+               static_cast<double>(ParseInt(s, 1, 100000000)));
+       },
+       [](const NmadOptions& o) { return JoinList(o.rail_bandwidth_mbps); }},
+      {"RONDO_UCX_PEER_ERRORS", "0", "0|1",
+       "UCX reports peer failures (forces TCP on one node)",
+       [](NmadOptions& o, const std::string& v) {
+         o.ucx_peer_errors = engine::ParseBool(v);
+       },
+       [](const NmadOptions& o) {
+         return std::string(o.ucx_peer_errors ? "1" : "0");
+       }},
+      {"RONDO_CLOSE_TIMEOUT_MS", "2000", "an integer in 0..600000",
+       "how long finalize waits for endpoints to flush",
+       [](NmadOptions& o, const std::string& v) {
+         o.close_timeout_ms = static_cast<int>(ParseInt(v, 0, 600000));
+       },
+       [](const NmadOptions& o) { return std::to_string(o.close_timeout_ms); }},
+  };
+}
+
+}  // namespace
+
+const std::vector<ConfigVar<NmadOptions>>& NmadOptions::Table() {
+  static const std::vector<Var> table = MakeTable();
+  return table;
+}
+
+std::vector<std::string_view> NmadVariableNames() {
+  std::vector<std::string_view> names;
+  for (const auto& v : NmadOptions::Table()) names.emplace_back(v.name);
+  return names;
+}
+
+NmadOptions NmadOptions::FromEnvironment() {
+  NmadOptions o;
+  engine::ApplyConfig(Table(), o, /*use_environment=*/true);
+  o.Validate();
+  return o;
+}
+
+void NmadOptions::Validate() const {
+  strategies::MakeStrategy(strategy);
+  if (max_packet < 1024 || max_packet > (1 << 20))
+    throw std::invalid_argument("NmadOptions::max_packet " +
+                                std::to_string(max_packet) +
+                                " is outside 1024..1048576");
+  if (eager_limit + 64 > max_packet)
+    throw std::invalid_argument(
+        "NmadOptions::eager_limit " + std::to_string(eager_limit) +
+        " must be at most max_packet - 64 = " + std::to_string(max_packet - 64));
+  if (rails.empty() || rails.size() > 8)
+    throw std::invalid_argument("NmadOptions::rails must list 1 to 8 rails");
+  for (const std::string& r : rails)
+    if (r != "ucx")
+      throw std::invalid_argument("NmadOptions::rails: unknown driver '" + r +
+                                  "'. Expected: ucx");
+  if (!rail_bandwidth_mbps.empty() &&
+      rail_bandwidth_mbps.size() != rails.size())
+    throw std::invalid_argument(
+        "NmadOptions::rail_bandwidth_mbps has " +
+        std::to_string(rail_bandwidth_mbps.size()) + " values for " +
+        std::to_string(rails.size()) + " rails");
+}
+
+std::string NmadOptions::Describe() const {
+  std::string out;
+  for (const auto& v : Table()) {
+    out += v.name;
+    out += '=';
+    out += v.print(*this);
+    out += "    # ";
+    out += v.help;
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace rondo::nmad

@@ -1,0 +1,51 @@
+// NmadOptions: how the nmad core is configured. Callers set fields directly;
+// FromEnvironment() fills them from RONDO_* variables through one table
+// (strict parsing, "Invalid value for RONDO_X: 'v'. Expected: ...").
+#ifndef RONDO_NMAD_OPTIONS_H_
+#define RONDO_NMAD_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config.h"
+
+namespace rondo::nmad {
+
+struct NmadOptions {
+  // Default strategy of sessions that do not choose one (RONDO_STRATEGY):
+  // default | aggreg | prio | split_balance.
+  std::string strategy = "default";
+  // Messages up to this size go eager, larger ones by rendezvous
+  // (RONDO_EAGER_LIMIT, bytes, 0..max_packet-64).
+  size_t eager_limit = 16 * 1024;
+  // Largest packet handed to a driver (RONDO_MAX_PACKET, 1 KiB..1 MiB).
+  size_t max_packet = 64 * 1024;
+  // Rails to remote peers, in order (RONDO_RAILS, comma-separated list of
+  // "ucx"; e.g. "ucx,ucx" for two UCX workers). Messages to self always use
+  // the loopback driver.
+  std::vector<std::string> rails = {"ucx"};
+  // Bandwidth estimate per rail in MB/s used by split_balance
+  // (RONDO_RAIL_BW, comma-separated, empty: the drivers' estimates).
+  std::vector<double> rail_bandwidth_mbps;
+  // Ask UCX to report peer failures (RONDO_UCX_PEER_ERRORS). UCX 1.13 then
+  // avoids its shared-memory transports (they cannot report failures) and
+  // uses TCP even on one node; off, failures still come from the launcher
+  // (rondo-run, PMIx), which is how nmad learns them on one node anyway.
+  bool ucx_peer_errors = false;
+  // How long Finalize waits for endpoints to flush (RONDO_CLOSE_TIMEOUT_MS).
+  int close_timeout_ms = 2000;
+
+  static NmadOptions FromEnvironment();
+  // Throws std::invalid_argument naming the bad field.
+  void Validate() const;
+  std::string Describe() const;
+  static const std::vector<engine::ConfigVar<NmadOptions>>& Table();
+};
+
+std::vector<std::string_view> NmadVariableNames();
+
+}  // namespace rondo::nmad
+
+#endif  // RONDO_NMAD_OPTIONS_H_

@@ -1,0 +1,86 @@
+// Wire format of nmad packets, and its validating decoder.
+//
+// A packet is what one Driver::PostPacket carries: a packet header followed
+// by chunks, each a chunk header (kind-specific size) and its payload:
+//
+//   [PacketHeader 8B][ChunkHeader|fields][payload][ChunkHeader|fields]...
+//
+// All integers are little-endian and read with memcpy (no alignment
+// assumption). Kinds:
+//   kData    an eager message: session, seq, tag; payload = the message.
+//   kRts     rendezvous request-to-send: session, seq, tag, message size,
+//            rendezvous id and the sender's split plan (rail, bytes) x parts.
+//   kRtr     ready-to-receive: rendezvous id and the bytes the receiver takes
+//            (less than the message size when its buffer is smaller).
+//   kAm      active message: session, handler id, header and body inline.
+//   kAmRts   active message whose body comes by rendezvous: payload = header.
+//
+// DecodePacket() validates the whole packet before anything is used: magic,
+// version, lengths, kinds, part plans. A packet that fails is dropped whole;
+// nothing is read outside [data, data + len).
+#ifndef RONDO_NMAD_WIRE_H_
+#define RONDO_NMAD_WIRE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rondo::nmad::wire {
+
+inline constexpr uint16_t kMagic = 0x4e52;  // "RN"
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kPacketHeaderSize = 8;
+inline constexpr int kMaxChunksPerPacket = 64;
+inline constexpr int kMaxParts = 8;
+
+enum class ChunkKind : uint8_t {
+  kData = 1,
+  kRts = 2,
+  kRtr = 3,
+  kAm = 4,
+  kAmRts = 5,
+};
+
+struct RdvPart {
+  uint8_t rail = 0;
+  uint64_t bytes = 0;
+};
+
+// One decoded chunk; pointers refer into the packet.
+struct ChunkView {
+  ChunkKind kind = ChunkKind::kData;
+  uint32_t session = 0;
+  uint32_t seq = 0;
+  int32_t tag = 0;          // kData, kRts
+  uint32_t handler = 0;     // kAm, kAmRts
+  uint64_t msg_size = 0;    // kData: payload size; kRts: message; kAm*: body
+  uint64_t rdv_id = 0;      // kRts, kRtr, kAmRts
+  uint64_t accepted = 0;    // kRtr
+  int nparts = 0;           // kRts, kAmRts
+  RdvPart parts[kMaxParts];
+  const uint8_t* am_header = nullptr;  // kAm, kAmRts
+  uint32_t am_header_size = 0;
+  const uint8_t* payload = nullptr;    // kData: message; kAm: body
+  uint64_t payload_size = 0;
+};
+
+// Sizes of chunk headers (without payload), by kind.
+size_t ChunkHeaderSize(ChunkKind kind, int nparts = 0);
+
+// Writes a packet header for `nchunks` chunks and `total` bytes in all.
+void WritePacketHeader(uint8_t* out, int nchunks, uint32_t total);
+// Writes the chunk header of `c` (payload not included) into `out`, which has
+// room for ChunkHeaderSize(c.kind, c.nparts) bytes; `payload_size` is the
+// number of payload bytes that follow it on the wire (for kAm/kAmRts the
+// active-message header is part of the payload). Returns bytes written.
+size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
+                        uint64_t payload_size);
+
+// Validates and decodes a packet. Returns the number of chunks (>= 1), or -1
+// with `*why` set when the packet is malformed.
+int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
+                 std::string* why);
+
+}  // namespace rondo::nmad::wire
+
+#endif  // RONDO_NMAD_WIRE_H_

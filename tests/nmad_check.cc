@@ -1,0 +1,611 @@
+// Rank program for nmad's multi-process tests: `rondo-run -n N nmad_check
+// CASE`. Every rank runs CASE; a failed check prints what was expected and
+// what was seen and exits 1, so rondo-run (and the sh_test) fails.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "drivers/bootstrap/bootstrap.h"
+#include "engine/engine.h"
+#include "nmad/core.h"
+
+namespace {
+
+using rondo::engine::Status;
+using rondo::engine::StatusName;
+using rondo::nmad::Core;
+using rondo::nmad::kAnySource;
+using rondo::nmad::kAnyTag;
+using rondo::nmad::RecvInfo;
+using rondo::nmad::Request;
+using rondo::nmad::Session;
+
+int g_rank = -1;
+
+#define CHECK_EQ(a, b)                                                       \
+  do {                                                                       \
+    auto va = (a);                                                           \
+    auto vb = (b);                                                           \
+    if (!(va == vb)) {                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: CHECK_EQ(%s, %s) failed: %s vs %s\n", \
+                   g_rank, __FILE__, __LINE__, #a, #b, Show(va).c_str(),     \
+                   Show(vb).c_str());                                        \
+      std::exit(1);                                                          \
+    }                                                                        \
+  } while (0)
+#define CHECK(c)                                                           \
+  do {                                                                     \
+    if (!(c)) {                                                            \
+      std::fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed\n", g_rank,   \
+                   __FILE__, __LINE__, #c);                                \
+      std::exit(1);                                                        \
+    }                                                                      \
+  } while (0)
+
+std::string Show(Status s) { return std::string(StatusName(s)); }
+template <typename T>
+std::string Show(const T& v) {
+  if constexpr (std::is_arithmetic_v<T>) return std::to_string(v);
+  else return "?";
+}
+
+uint64_t Checksum(const uint8_t* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+void Fill(std::vector<uint8_t>& v, int seed) {
+  uint32_t x = 2463534242u + seed;
+  for (auto& b : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<uint8_t>(x);
+  }
+}
+
+struct Ctx {
+  Core& core;
+  Session& s;
+  int rank;
+  int size;
+};
+
+// ---- cases ----
+
+// Non-overtaking: many messages of mixed sizes (eager and rendezvous) and
+// tags from every rank to rank 0, received with kAnyTag: per source, the
+// order of arrival is the order of sending.
+void Ordering(Ctx& c) {
+  const int n = 300;
+  if (c.rank != 0) {
+    std::vector<std::vector<uint8_t>> bufs(n);
+    std::vector<Request> reqs(n);
+    for (int i = 0; i < n; ++i) {
+      size_t len = (i % 7 == 0) ? 40000 : 8 + (i % 13) * 100;
+      bufs[i].assign(len, static_cast<uint8_t>(i));
+      std::memcpy(bufs[i].data(), &i, sizeof i);
+      CHECK_EQ(c.s.Isend(0, i % 5, bufs[i].data(), len, reqs[i]), Status::kOk);
+    }
+    for (auto& r : reqs) CHECK_EQ(c.core.Wait(r), Status::kOk);
+    return;
+  }
+  std::vector<int> next(c.size, 0);
+  std::vector<uint8_t> buf(65536);
+  for (int k = 0; k < n * (c.size - 1); ++k) {
+    RecvInfo info;
+    CHECK_EQ(c.s.Recv(kAnySource, kAnyTag, buf.data(), buf.size(), &info),
+             Status::kOk);
+    int i;
+    std::memcpy(&i, buf.data(), sizeof i);
+    CHECK_EQ(i, next[info.source]);
+    CHECK_EQ(info.tag, i % 5);
+    CHECK_EQ(info.size, size_t((i % 7 == 0) ? 40000 : 8 + (i % 13) * 100));
+    CHECK_EQ(buf[info.size - 1], static_cast<uint8_t>(i));
+    ++next[info.source];
+  }
+}
+
+// Wildcards: specific-source and specific-tag receives take only theirs.
+void Wildcards(Ctx& c) {
+  if (c.rank != 0) {
+    for (int tag = 0; tag < 3; ++tag) {
+      int v = c.rank * 100 + tag;
+      CHECK_EQ(c.s.Send(0, tag, &v, sizeof v), Status::kOk);
+    }
+    return;
+  }
+  // From the last rank, tag 2 first: earlier messages wait as unexpected.
+  int v = 0;
+  RecvInfo info;
+  CHECK_EQ(c.s.Recv(c.size - 1, 2, &v, sizeof v, &info), Status::kOk);
+  CHECK_EQ(v, (c.size - 1) * 100 + 2);
+  CHECK_EQ(info.source, c.size - 1);
+  CHECK_EQ(info.tag, 2);
+  std::map<int, int> seen;
+  for (int k = 0; k < 3 * (c.size - 1) - 1; ++k) {
+    CHECK_EQ(c.s.Recv(kAnySource, kAnyTag, &v, sizeof v, &info), Status::kOk);
+    CHECK_EQ(v, info.source * 100 + info.tag);
+    CHECK(seen.emplace(v, 1).second);
+  }
+  CHECK_EQ(seen.size(), size_t(3 * (c.size - 1) - 1));
+}
+
+// Truncation: what fits is delivered, the rest of the buffer is untouched,
+// sizes are reported; eager and rendezvous; then the session still works.
+void Truncation(Ctx& c) {
+  const size_t sizes[] = {100, 200000};
+  for (size_t len : sizes) {
+    if (c.rank == 1) {
+      std::vector<uint8_t> msg(len);
+      Fill(msg, int(len));
+      CHECK_EQ(c.s.Send(0, 7, msg.data(), len), Status::kOk);
+    } else if (c.rank == 0) {
+      std::vector<uint8_t> msg(len);
+      Fill(msg, int(len));
+      const size_t room = len / 2;
+      std::vector<uint8_t> buf(len, 0xEE);
+      RecvInfo info;
+      CHECK_EQ(c.s.Recv(1, 7, buf.data(), room, &info), Status::kTruncated);
+      CHECK_EQ(info.size, len);
+      CHECK_EQ(info.received, room);
+      CHECK(std::memcmp(buf.data(), msg.data(), room) == 0);
+      for (size_t i = room; i < len; ++i) CHECK_EQ(buf[i], uint8_t(0xEE));
+    }
+  }
+  int v = 42;
+  if (c.rank == 1) CHECK_EQ(c.s.Send(0, 8, &v, sizeof v), Status::kOk);
+  if (c.rank == 0) {
+    v = 0;
+    CHECK_EQ(c.s.Recv(1, 8, &v, sizeof v), Status::kOk);
+    CHECK_EQ(v, 42);
+  }
+}
+
+void ZeroByte(Ctx& c) {
+  if (c.rank == 1) {
+    CHECK_EQ(c.s.Send(0, 3, nullptr, 0), Status::kOk);
+  } else if (c.rank == 0) {
+    RecvInfo info;
+    char b = 'x';
+    CHECK_EQ(c.s.Recv(kAnySource, 3, &b, 1, &info), Status::kOk);
+    CHECK_EQ(info.size, size_t(0));
+    CHECK_EQ(info.source, 1);
+    CHECK_EQ(b, 'x');
+  }
+}
+
+// 64 MiB both ways (receive posted before and after the data is announced).
+void Large(Ctx& c) {
+  const size_t len = size_t(64) << 20;
+  std::vector<uint8_t> buf(len);
+  if (c.rank == 0) {
+    Fill(buf, 1);
+    uint64_t sum = Checksum(buf.data(), len);
+    Request big;
+    CHECK_EQ(c.s.Isend(1, 1, buf.data(), len, big), Status::kOk);
+    CHECK_EQ(c.s.Send(1, 2, &sum, sizeof sum), Status::kOk);
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    CHECK_EQ(c.core.Wait(big), Status::kOk);
+    std::vector<uint8_t> back(len);
+    RecvInfo info;
+    CHECK_EQ(c.s.Recv(1, 3, back.data(), len, &info), Status::kOk);
+    CHECK_EQ(info.received, len);
+    CHECK(back == buf);
+  } else if (c.rank == 1) {
+    // The first message is announced before this receive is posted
+    // (unexpected rendezvous): the barrier orders it.
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    RecvInfo info;
+    CHECK_EQ(c.s.Recv(0, 1, buf.data(), len, &info), Status::kOk);
+    uint64_t sum = 0;
+    CHECK_EQ(c.s.Recv(0, 2, &sum, sizeof sum), Status::kOk);
+    CHECK_EQ(Checksum(buf.data(), len), sum);
+    CHECK_EQ(c.s.Send(0, 3, buf.data(), len), Status::kOk);
+  }
+  if (c.rank >= 2) CHECK_EQ(c.core.Barrier(), Status::kOk);
+}
+
+// 100k receives outstanding at once, matched by tag in reverse order.
+void ManyRequests(Ctx& c) {
+  const int n = 100000;
+  if (c.rank == 0) {
+    std::vector<Request> reqs(n);
+    std::vector<int> vals(n, -1);
+    for (int i = 0; i < n; ++i)
+      CHECK_EQ(c.s.Irecv(1, i, &vals[i], sizeof(int), reqs[i]), Status::kOk);
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    for (int i = 0; i < n; ++i) CHECK_EQ(c.core.Wait(reqs[i]), Status::kOk);
+    for (int i = 0; i < n; ++i) CHECK_EQ(vals[i], i * 3);
+  } else if (c.rank == 1) {
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    std::vector<Request> reqs(n);
+    std::vector<int> vals(n);
+    for (int i = n - 1; i >= 0; --i) {
+      vals[i] = i * 3;
+      CHECK_EQ(c.s.Isend(0, i, &vals[i], sizeof(int), reqs[i]), Status::kOk);
+    }
+    for (auto& r : reqs) CHECK_EQ(c.core.Wait(r), Status::kOk);
+  } else {
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+  }
+}
+
+// Several threads per rank talk to the next rank at once (THREAD_MULTIPLE).
+void Threads(Ctx& c) {
+  const int threads = 4, iters = 500;
+  const int to = (c.rank + 1) % c.size, from = (c.rank + c.size - 1) % c.size;
+  std::vector<std::thread> pool;
+  std::atomic<int> errors{0};
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::vector<uint8_t> out(t == 0 ? 50000 : 64), in(out.size());
+      for (int i = 0; i < iters; ++i) {
+        std::memset(out.data(), i & 0xff, out.size());
+        Request rs, rr;
+        if (c.s.Irecv(from, t, in.data(), in.size(), rr) != Status::kOk) ++errors;
+        if (c.s.Isend(to, t, out.data(), out.size(), rs) != Status::kOk) ++errors;
+        if (c.core.Wait(rs) != Status::kOk) ++errors;
+        if (c.core.Wait(rr) != Status::kOk) ++errors;
+        if (rr.info().source != from || in[in.size() - 1] != (i & 0xff)) ++errors;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  CHECK_EQ(errors.load(), 0);
+}
+
+// Messages to self, both protocols, and a probe.
+void Self(Ctx& c) {
+  std::vector<uint8_t> a(100000), b(100000);
+  Fill(a, 5);
+  Request rs, rr;
+  CHECK_EQ(c.s.Isend(c.rank, 9, a.data(), a.size(), rs), Status::kOk);
+  bool found = false;
+  RecvInfo info;
+  while (!found) CHECK_EQ(c.s.Iprobe(c.rank, 9, &found, &info), Status::kOk);
+  CHECK_EQ(info.size, a.size());
+  CHECK_EQ(c.s.Irecv(c.rank, 9, b.data(), b.size(), rr), Status::kOk);
+  CHECK_EQ(c.core.Wait(rr), Status::kOk);
+  CHECK_EQ(c.core.Wait(rs), Status::kOk);
+  CHECK(a == b);
+  int x = 5, y = 0;
+  CHECK_EQ(c.s.Isend(c.rank, 10, &x, sizeof x, rs), Status::kOk);
+  CHECK_EQ(c.s.Recv(c.rank, 10, &y, sizeof y), Status::kOk);
+  CHECK_EQ(y, 5);
+  CHECK_EQ(c.core.Wait(rs), Status::kOk);
+}
+
+// Probe reports the size of a waiting message before it is received.
+void Probe(Ctx& c) {
+  if (c.rank == 1) {
+    std::vector<uint8_t> m(3000, 1);
+    CHECK_EQ(c.s.Send(0, 44, m.data(), m.size()), Status::kOk);
+  } else if (c.rank == 0) {
+    RecvInfo info;
+    CHECK_EQ(c.s.Probe(kAnySource, kAnyTag, &info), Status::kOk);
+    CHECK_EQ(info.source, 1);
+    CHECK_EQ(info.tag, 44);
+    CHECK_EQ(info.size, size_t(3000));
+    std::vector<uint8_t> m(info.size);
+    CHECK_EQ(c.s.Recv(info.source, info.tag, m.data(), m.size()), Status::kOk);
+    CHECK_EQ(m[2999], uint8_t(1));
+  }
+}
+
+// Bad input is refused with a status, nothing is started.
+void BadInput(Ctx& c) {
+  Request r;
+  int v = 0;
+  CHECK_EQ(c.s.Isend(c.size, 0, &v, sizeof v, r), Status::kInvalidArgument);
+  CHECK_EQ(c.s.Isend(-1, 0, &v, sizeof v, r), Status::kInvalidArgument);
+  CHECK_EQ(c.s.Isend(0, -5, &v, sizeof v, r), Status::kInvalidArgument);
+  CHECK_EQ(c.s.Isend(0, 0, nullptr, 4, r), Status::kInvalidArgument);
+  CHECK_EQ(c.s.Irecv(c.size + 3, 0, &v, sizeof v, r), Status::kInvalidArgument);
+  CHECK_EQ(c.s.Irecv(0, -7, &v, sizeof v, r), Status::kInvalidArgument);
+  CHECK_EQ(c.core.Wait(r), Status::kInvalidArgument);  // never started
+  CHECK_EQ(c.s.Irecv(c.rank, 1, &v, sizeof v, r), Status::kOk);
+  int w = 0;
+  CHECK_EQ(c.s.Irecv(c.rank, 2, &w, sizeof w, r), Status::kBusy);  // in use
+  int x = 77;
+  CHECK_EQ(c.s.Send(c.rank, 1, &x, sizeof x), Status::kOk);
+  CHECK_EQ(c.core.Wait(r), Status::kOk);
+  CHECK_EQ(v, 77);
+  std::string err;
+  CHECK_EQ(c.core.OpenSession("x", {.strategy = "fastest"}, &err).status(),
+           Status::kInvalidArgument);
+  CHECK(err.find("default, aggreg, prio, split_balance") != std::string::npos);
+}
+
+// Active messages: inline body, rendezvous body into a buffer the handler
+// chooses, and a handler that sends (forwards) from inside the engine task.
+struct AmState {
+  Session* s = nullptr;
+  std::atomic<int> got{0};
+  std::vector<uint8_t> big;
+  Request big_req;
+  std::atomic<uint64_t> sum{0};
+  int hdr = -1;
+};
+
+void OnSmall(rondo::nmad::AmMessage& m, void* arg) noexcept {
+  auto* st = static_cast<AmState*>(arg);
+  int h;
+  std::memcpy(&h, m.header().data(), sizeof h);
+  st->hdr = h;
+  st->sum = Checksum(m.body().data(), m.body_size());
+  // Forward a reply from inside the handler.
+  static int reply = 0;
+  reply = h + 1;
+  static Request rr;
+  (void)st->s->Isend(m.source(), 77, &reply, sizeof reply, rr);
+  st->got.fetch_add(1);
+}
+
+void OnBig(rondo::nmad::AmMessage& m, void* arg) noexcept {
+  auto* st = static_cast<AmState*>(arg);
+  st->big.resize(m.body_size());
+  if (m.ReceiveBody(st->big.data(), st->big.size(), st->big_req) != Status::kOk)
+    std::abort();
+  st->got.fetch_add(1);
+}
+
+void ActiveMessages(Ctx& c) {
+  static AmState st;
+  st.s = &c.s;
+  CHECK_EQ(c.s.RegisterHandler(1, &OnSmall, &st), Status::kOk);
+  CHECK_EQ(c.s.RegisterHandler(2, &OnBig, &st), Status::kOk);
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+  if (c.rank == 0) {
+    std::vector<uint8_t> body(500), big(3 << 20);
+    Fill(body, 1);
+    Fill(big, 2);
+    int h = 41;
+    Request r1, r2;
+    CHECK_EQ(c.s.SendAm(1, 1, &h, sizeof h, body.data(), body.size(), r1),
+             Status::kOk);
+    CHECK_EQ(c.s.SendAm(1, 2, &h, sizeof h, big.data(), big.size(), r2),
+             Status::kOk);
+    int reply = 0;
+    CHECK_EQ(c.s.Recv(1, 77, &reply, sizeof reply), Status::kOk);
+    CHECK_EQ(reply, 42);
+    CHECK_EQ(c.core.Wait(r1), Status::kOk);
+    CHECK_EQ(c.core.Wait(r2), Status::kOk);
+    uint64_t sums[2] = {Checksum(body.data(), body.size()),
+                        Checksum(big.data(), big.size())};
+    CHECK_EQ(c.s.Send(1, 78, sums, sizeof sums), Status::kOk);
+  } else if (c.rank == 1) {
+    uint64_t sums[2];
+    CHECK_EQ(c.s.Recv(0, 78, sums, sizeof sums), Status::kOk);
+    while (st.got.load() < 2) c.core.Progress();
+    CHECK_EQ(c.core.Wait(st.big_req), Status::kOk);
+    CHECK_EQ(st.hdr, 41);
+    CHECK_EQ(st.sum.load(), sums[0]);
+    CHECK_EQ(Checksum(st.big.data(), st.big.size()), sums[1]);
+  }
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+}
+
+// Strategies: what goes on the wire changes.
+void Aggregation(Ctx& c) {
+  auto agg = c.core.OpenSession("agg", {.strategy = "aggreg"});
+  CHECK(agg.ok());
+  Session& s = *agg.value();
+  const int n = 64;
+  if (c.rank == 0) {
+    const uint64_t before = c.core.stats().packets_sent;
+    std::vector<Request> reqs(n);
+    std::vector<int> v(n);
+    for (int i = 0; i < n; ++i) {
+      v[i] = i;
+      CHECK_EQ(s.Isend(1, 0, &v[i], sizeof(int), reqs[i]), Status::kOk);
+    }
+    for (auto& r : reqs) CHECK_EQ(c.core.Wait(r), Status::kOk);
+    const uint64_t packets = c.core.stats().packets_sent - before;
+    std::printf("aggreg: %d messages in %llu packets\n", n,
+                static_cast<unsigned long long>(packets));
+    CHECK(packets <= uint64_t(n / 4));  // at least 4 messages per packet
+  } else if (c.rank == 1) {
+    for (int i = 0; i < n; ++i) {
+      int v = -1;
+      CHECK_EQ(s.Recv(0, 0, &v, sizeof v), Status::kOk);
+      CHECK_EQ(v, i);  // order kept
+    }
+  }
+  // The same burst with the default strategy: one packet per message.
+  if (c.rank == 0) {
+    const uint64_t before = c.core.stats().packets_sent;
+    std::vector<Request> reqs(n);
+    std::vector<int> v(n);
+    for (int i = 0; i < n; ++i)
+      CHECK_EQ(c.s.Isend(1, 0, &v[i], sizeof(int), reqs[i]), Status::kOk);
+    for (auto& r : reqs) CHECK_EQ(c.core.Wait(r), Status::kOk);
+    CHECK_EQ(c.core.stats().packets_sent - before, uint64_t(n));
+  } else if (c.rank == 1) {
+    for (int i = 0; i < n; ++i) {
+      int v;
+      CHECK_EQ(c.s.Recv(0, 0, &v, sizeof v), Status::kOk);
+    }
+  }
+}
+
+void Priority(Ctx& c) {
+  auto pr = c.core.OpenSession("prio", {.strategy = "prio"});
+  CHECK(pr.ok());
+  Session& s = *pr.value();
+  const int n = 16;
+  if (c.rank == 0) {
+    std::vector<Request> reqs(n);
+    std::vector<int> v(n);
+    for (int i = 0; i < n; ++i) {
+      v[i] = i;
+      // Later messages have higher priority: the wire order is reversed.
+      CHECK_EQ(s.Isend(1, i, &v[i], sizeof(int), reqs[i], /*priority=*/i),
+               Status::kOk);
+    }
+    for (auto& r : reqs) CHECK_EQ(c.core.Wait(r), Status::kOk);
+  } else if (c.rank == 1) {
+    const uint64_t before = c.core.stats().reordered;
+    // Rank 0 has handed all 16 to its rail before it enters the barrier.
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    for (int i = 0; i < n; ++i) {
+      int v = -1;
+      RecvInfo info;
+      CHECK_EQ(s.Recv(0, kAnyTag, &v, sizeof v, &info), Status::kOk);
+      CHECK_EQ(v, i);  // matching order is sending order
+    }
+    const uint64_t reordered = c.core.stats().reordered - before;
+    std::printf("prio: %llu of %d chunks arrived ahead of their turn\n",
+                static_cast<unsigned long long>(reordered), n);
+    CHECK(reordered > 0);
+  }
+  if (c.rank != 1) CHECK_EQ(c.core.Barrier(), Status::kOk);
+}
+
+void SplitBalance(Ctx& c) {
+  if (c.core.rails() < 2) {
+    std::fprintf(stderr, "split_balance needs RONDO_RAILS=ucx,ucx\n");
+    std::exit(1);
+  }
+  auto sp = c.core.OpenSession("split", {.strategy = "split_balance"});
+  CHECK(sp.ok());
+  Session& s = *sp.value();
+  const size_t len = 8 << 20;
+  std::vector<uint8_t> buf(len);
+  if (c.rank == 0) {
+    Fill(buf, 3);
+    const auto before = c.core.stats();
+    CHECK_EQ(s.Send(1, 0, buf.data(), len), Status::kOk);
+    const auto after = c.core.stats();
+    const double b0 = double(after.rail_bytes[0] - before.rail_bytes[0]);
+    const double b1 = double(after.rail_bytes[1] - before.rail_bytes[1]);
+    std::printf("split_balance: rail0 %.0f bytes, rail1 %.0f bytes\n", b0, b1);
+    CHECK_EQ(b0 + b1, double(len));
+    // RONDO_RAIL_BW=3000,1000: three quarters on rail 0.
+    CHECK(b0 > 0.70 * len && b0 < 0.80 * len);
+    uint64_t sum = Checksum(buf.data(), len);
+    CHECK_EQ(s.Send(1, 1, &sum, sizeof sum), Status::kOk);
+  } else if (c.rank == 1) {
+    CHECK_EQ(s.Recv(0, 0, buf.data(), len), Status::kOk);
+    uint64_t sum;
+    CHECK_EQ(s.Recv(0, 1, &sum, sizeof sum), Status::kOk);
+    CHECK_EQ(Checksum(buf.data(), len), sum);
+  }
+}
+
+// A session opened on one rank before the other: nothing is lost.
+void LateSession(Ctx& c) {
+  if (c.rank == 0) {
+    auto late = c.core.OpenSession("late");
+    CHECK(late.ok());
+    int v = 99;
+    Request r;
+    CHECK_EQ(late.value()->Isend(1, 5, &v, sizeof v, r), Status::kOk);
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    CHECK_EQ(c.core.Wait(r), Status::kOk);
+  } else {
+    CHECK_EQ(c.core.Barrier(), Status::kOk);  // rank 0 has sent by now
+    if (c.rank == 1) {
+      // Let the message arrive before the session exists here.
+      for (int i = 0; i < 1000; ++i) c.core.Progress();
+      auto late = c.core.OpenSession("late");
+      CHECK(late.ok());
+      int v = 0;
+      CHECK_EQ(late.value()->Recv(0, 5, &v, sizeof v), Status::kOk);
+      CHECK_EQ(v, 99);
+    }
+  }
+}
+
+// Rank death: the last rank dies; the others' pending operations with it
+// fail with kPeerFailed (and a text) instead of hanging.
+void Death(Ctx& c) {
+  const int victim = c.size - 1;
+  if (c.rank == victim) {
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+    raise(SIGKILL);
+  }
+  int v = 0;
+  Request r, any;
+  CHECK_EQ(c.s.Irecv(victim, 1, &v, sizeof v, r), Status::kOk);
+  CHECK_EQ(c.s.Irecv(kAnySource, 2, &v, sizeof v, any), Status::kOk);
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+  CHECK_EQ(c.core.Wait(r), Status::kPeerFailed);
+  CHECK_EQ(c.core.Wait(any), Status::kPeerFailed);
+  CHECK(!c.core.FailureText(victim).empty());
+  Request s;
+  CHECK_EQ(c.s.Isend(victim, 1, &v, sizeof v, s), Status::kPeerFailed);
+  std::printf("rank %d saw rank %d fail: %s\n", c.rank, victim,
+              c.core.FailureText(victim).c_str());
+  std::fflush(stdout);
+  // The Core's destructor would barrier with a dead rank: leave now.
+  std::_Exit(0);
+}
+
+const std::map<std::string, std::function<void(Ctx&)>>& Cases() {
+  static const std::map<std::string, std::function<void(Ctx&)>> cases = {
+      {"ordering", Ordering},     {"wildcards", Wildcards},
+      {"truncation", Truncation}, {"zero_byte", ZeroByte},
+      {"large", Large},           {"many_requests", ManyRequests},
+      {"threads", Threads},       {"self", Self},
+      {"probe", Probe},           {"bad_input", BadInput},
+      {"am", ActiveMessages},     {"aggregation", Aggregation},
+      {"priority", Priority},     {"split_balance", SplitBalance},
+      {"late_session", LateSession}, {"death", Death},
+  };
+  return cases;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> todo;
+  for (int i = 1; i < argc; ++i) todo.push_back(argv[i]);
+  if (todo.empty() || todo[0] == "all") {
+    todo.clear();
+    for (const auto& [name, fn] : Cases())
+      if (name != "death" && name != "split_balance") todo.push_back(name);
+  }
+  for (const std::string& t : todo)
+    if (!Cases().count(t)) {
+      std::fprintf(stderr, "nmad_check: unknown case '%s'\n", t.c_str());
+      return 2;
+    }
+  std::string error;
+  auto bs = rondo::drivers::bootstrap::BootstrapFromEnvironment(&error);
+  if (!bs.ok()) {
+    std::fprintf(stderr, "nmad_check: bootstrap: %s\n", error.c_str());
+    return 1;
+  }
+  rondo::engine::Engine engine;
+  auto core = Core::Create(engine, std::move(bs).value(),
+                           rondo::nmad::NmadOptions::FromEnvironment(), &error);
+  if (!core.ok()) {
+    std::fprintf(stderr, "nmad_check: %s\n", error.c_str());
+    return 1;
+  }
+  Core& c = *core.value();
+  g_rank = c.rank();
+  auto session = c.OpenSession("test");
+  CHECK(session.ok());
+  Ctx ctx{c, *session.value(), c.rank(), c.size()};
+  for (const std::string& t : todo) {
+    Cases().at(t)(ctx);
+    CHECK_EQ(c.Barrier(), Status::kOk);
+    if (c.rank() == 0) std::printf("case %s ok\n", t.c_str());
+  }
+  std::printf("rank %d ok\n", c.rank());
+  return 0;
+}
