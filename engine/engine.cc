@@ -1,5 +1,7 @@
 #include "engine/engine.h"
 
+#include <algorithm>
+
 #include <sched.h>
 #include <time.h>
 
@@ -97,7 +99,10 @@ Engine::Engine(EngineOptions options)
           wakers_[node].push_back(t.get());
     }
   }
-  for (auto& t : threads_) t->Start();
+  for (auto& t : threads_) {
+    t->set_wakeup_registry(&wakeup_registry_);
+    t->Start();
+  }
 }
 
 Engine::~Engine() { Shutdown(); }
@@ -191,6 +196,24 @@ Status Engine::Enqueue(Task& task, int node) noexcept {
   if (sleepers_.load(std::memory_order_relaxed) > 0) [[unlikely]]
     WakeFor(node);
   return Status::kOk;
+}
+
+void Engine::Notify(const Task& task) noexcept {
+  int node = tree_->NodeFor(task.cpuset_);
+  if (node < 0 || wakers_[node].empty()) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_relaxed) > 0) WakeFor(node);
+}
+
+void Engine::AddWakeupSource(WakeupSource* source) {
+  std::lock_guard<std::mutex> lock(wakeup_registry_.mu);
+  wakeup_registry_.sources.push_back(source);
+}
+
+void Engine::RemoveWakeupSource(WakeupSource* source) {
+  std::lock_guard<std::mutex> lock(wakeup_registry_.mu);
+  auto& v = wakeup_registry_.sources;
+  v.erase(std::remove(v.begin(), v.end(), source), v.end());
 }
 
 void Engine::WakeFor(int node) noexcept {

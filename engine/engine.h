@@ -41,6 +41,7 @@
 #include "engine/status.h"
 #include "engine/task.h"
 #include "engine/tracer.h"
+#include "engine/wakeup_source.h"
 #include "topology/topology.h"
 
 namespace rondo::engine {
@@ -84,6 +85,17 @@ class Engine {
   // caller asserts that it runs on `core`. kInvalidArgument (and *worked
   // untouched) for a core that does not exist.
   Status RunOnce(int core, int* worked = nullptr) noexcept;
+
+  // Wakes an engine thread that can run `task` if one sleeps: for work a
+  // queued polling task will find that no Submit announced (e.g. a driver
+  // operation left for the task). Cheap when no thread sleeps. Any thread.
+  void Notify(const Task& task) noexcept;
+
+  // Progress threads sleep on these sources' fds instead of spinning over
+  // polling tasks (see engine/wakeup_source.h). The source must stay valid
+  // until removed. Any thread.
+  void AddWakeupSource(WakeupSource* source);
+  void RemoveWakeupSource(WakeupSource* source);
 
   // The core the calling thread polls from: its bound core if it was bound
   // through BindCurrentThread() or is an engine thread, else the core it
@@ -131,6 +143,7 @@ class Engine {
   // Per node: the threads that can run its queue, progress threads first.
   std::vector<std::vector<ProgressThread*>> wakers_;
   int canceled_at_shutdown_ = 0;
+  WakeupRegistry wakeup_registry_;
 };
 
 }  // namespace rondo::engine

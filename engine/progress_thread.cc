@@ -1,8 +1,12 @@
 #include "engine/progress_thread.h"
 
+#include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include "engine/internal/futex.h"
 #include "queues/cpu_relax.h"
@@ -23,9 +27,13 @@ ProgressThread::ProgressThread(QueueTree& tree, std::atomic<int>& sleepers,
     : tree_(tree),
       sleepers_(sleepers),
       config_(config),
-      on_start_(std::move(on_start)) {}
+      on_start_(std::move(on_start)),
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
-ProgressThread::~ProgressThread() { Stop(); }
+ProgressThread::~ProgressThread() {
+  Stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
 
 void ProgressThread::Start() { thread_ = std::thread([this] { Main(); }); }
 
@@ -39,10 +47,50 @@ void ProgressThread::Stop() {
 }
 
 bool ProgressThread::Wake() noexcept {
-  if (sleep_word_.load(std::memory_order_relaxed) != kAsleep) return false;
-  if (sleep_word_.exchange(kAwake, std::memory_order_acq_rel) != kAsleep)
-    return false;
-  internal::FutexWake(&sleep_word_, 1);
+  uint32_t word = sleep_word_.load(std::memory_order_relaxed);
+  if (word == kAwake) return false;
+  word = sleep_word_.exchange(kAwake, std::memory_order_acq_rel);
+  if (word == kAsleep) {
+    internal::FutexWake(&sleep_word_, 1);
+    return true;
+  }
+  if (word == kAsleepOnFds) {
+    uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof one);
+    return true;
+  }
+  return false;
+}
+
+bool ProgressThread::SleepOnSources() {
+  if (registry_ == nullptr || wake_fd_ < 0) return false;
+  std::vector<pollfd> fds;
+  {
+    std::lock_guard<std::mutex> lock(registry_->mu);
+    if (registry_->sources.empty()) return false;
+    for (WakeupSource* s : registry_->sources) {
+      if (!s->Arm()) return false;
+      fds.push_back({s->fd(), POLLIN, 0});
+    }
+  }
+  fds.push_back({wake_fd_, POLLIN, 0});
+  sleep_word_.store(kAsleepOnFds, std::memory_order_seq_cst);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Same handshake as SleepUntilWoken: a Submit or Notify before this point
+  // is seen by the stop check below or finds us in `sleepers_` and writes
+  // wake_fd_, which poll() then sees.
+  if (!stop_.load(std::memory_order_seq_cst) &&
+      sleep_word_.load(std::memory_order_acquire) == kAsleepOnFds) {
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
+    fd_sleeps_.fetch_add(1, std::memory_order_relaxed);
+    (void)poll(fds.data(), fds.size(), kMaxFdSleepMs);
+  }
+  uint64_t drained;
+  while (read(wake_fd_, &drained, sizeof drained) > 0) {
+  }
+  sleep_word_.store(kAwake, std::memory_order_release);
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   return true;
 }
 
@@ -98,8 +146,13 @@ void ProgressThread::ProgressLoop() {
     if (idle_since < 0) idle_since = now;
     if (now - idle_since < config_.idle_spin_ns) continue;
     if (tree_.PathMaybeNonEmpty(core)) {
-      // Tasks are queued but report no work (polling tasks): keep polling,
-      // but let a thread that shares this core run.
+      // Tasks are queued but report no work (polling tasks): sleep on their
+      // networks' wake-up fds if they have them, else keep polling but let
+      // a thread that shares this core run.
+      if (SleepOnSources()) {
+        idle_since = -1;
+        continue;
+      }
       sched_yield();
       continue;
     }

@@ -16,6 +16,10 @@
 // queues once more (side-effect free) before it sleeps; a submitter pushes,
 // then (after a full fence) looks at `sleepers` and wakes a sleeper.
 //
+// With wake-up sources (engine/wakeup_source.h), a thread whose path holds
+// only polling tasks that report no work sleeps in poll() on the sources'
+// fds instead of spinning; the same handshake applies.
+//
 // Thread-safety: Wake() and the accessors from any thread; Start/Stop from
 // the owning engine only.
 #ifndef RONDO_ENGINE_PROGRESS_THREAD_H_
@@ -27,6 +31,7 @@
 #include <thread>
 
 #include "engine/queue_tree.h"
+#include "engine/wakeup_source.h"
 
 namespace rondo::engine {
 
@@ -49,6 +54,10 @@ class ProgressThread {
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
 
+  // Sleep on these sources' fds when only polling tasks are queued (set
+  // before Start; may be null).
+  void set_wakeup_registry(WakeupRegistry* registry) { registry_ = registry; }
+
   void Start();
   // Asks the thread to finish its current pass and exit, and joins it.
   void Stop();
@@ -63,6 +72,10 @@ class ProgressThread {
   }
   // Times the thread went to sleep, and passes that ran at least one task.
   uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
+  // Times the thread slept on wake-up sources (a subset of sleeps()).
+  uint64_t fd_sleeps() const {
+    return fd_sleeps_.load(std::memory_order_relaxed);
+  }
   uint64_t busy_passes() const {
     return busy_passes_.load(std::memory_order_relaxed);
   }
@@ -74,6 +87,9 @@ class ProgressThread {
  private:
   static constexpr uint32_t kAwake = 0;
   static constexpr uint32_t kAsleep = 1;
+  static constexpr uint32_t kAsleepOnFds = 2;
+  // A safety net, not a synchronisation: every wake-up has a sender.
+  static constexpr int kMaxFdSleepMs = 100;
 
   void Main();
   void ProgressLoop();
@@ -81,6 +97,9 @@ class ProgressThread {
   // The sleep handshake; returns after a wake-up (or at once if work or a
   // stop request showed up during the handshake).
   void SleepUntilWoken();
+  // Sleeps in poll() on the wake-up sources and wake_fd_ if every source
+  // arms; returns false (without sleeping) otherwise.
+  bool SleepOnSources();
 
   QueueTree& tree_;
   std::atomic<int>& sleepers_;
@@ -94,6 +113,9 @@ class ProgressThread {
   std::atomic<uint32_t> timer_word_{0};  // futex for interruptible periods
   std::atomic<uint64_t> sleeps_{0};
   std::atomic<uint64_t> busy_passes_{0};
+  std::atomic<uint64_t> fd_sleeps_{0};
+  WakeupRegistry* registry_ = nullptr;
+  int wake_fd_ = -1;  // eventfd, written by Wake() while kAsleepOnFds
 };
 
 }  // namespace rondo::engine

@@ -204,7 +204,18 @@ struct PacketBuf {
   std::vector<uint8_t> header;
 };
 
-struct Rail {
+struct Rail final : engine::WakeupSource {
+  int fd() const noexcept override { return driver->WakeupFd(); }
+  // Arming touches the driver: only when nobody holds the rail.
+  bool Arm() noexcept override {
+    if (!mu.try_lock()) return false;
+    const bool armed = !has_ops.load(std::memory_order_acquire) &&
+                       !has_dirty.load(std::memory_order_acquire) &&
+                       driver->Arm() == Status::kOk;
+    mu.unlock();
+    return armed;
+  }
+
   int index = 0;
   std::unique_ptr<Driver> driver;
   SpinLock mu;
@@ -265,7 +276,9 @@ struct CoreImpl final : drivers::PacketSink {
       }
       for (auto& op : ops) op();
     }
-    while (r.has_dirty.load(std::memory_order_acquire)) {
+    // Once per call: a gate the driver refused (kNoResource) goes back on
+    // the list and waits for the next pass, after the driver has polled.
+    if (r.has_dirty.load(std::memory_order_acquire)) {
       std::vector<Gate*> dirty;
       {
         std::lock_guard<std::mutex> g(r.dirty_mu);
@@ -277,6 +290,9 @@ struct CoreImpl final : drivers::PacketSink {
         FlushGate(r, *gate);
       }
     }
+    // The loopback driver has no wake-up fd: what was just posted to it is
+    // delivered by its polling task, which a sleeping thread must run.
+    if (r.index == loopback) engine->Notify(r.poll_task);
   }
 
   template <typename Fn>
@@ -298,6 +314,7 @@ struct CoreImpl final : drivers::PacketSink {
       r.ops.emplace_back(std::forward<Fn>(fn));
       r.has_ops.store(true, std::memory_order_release);
     }
+    engine->Notify(r.poll_task);  // a progress thread may sleep on its fd
   }
 
   // Asks for `gate` to be flushed on its packet rail: now if the rail can be
@@ -315,7 +332,9 @@ struct CoreImpl final : drivers::PacketSink {
       DrainRail(r);
       t_held_rail = nullptr;
       r.mu.unlock();
+      return;
     }
+    engine->Notify(r.poll_task);
   }
 
   int PollRail(Rail& r) noexcept {
@@ -528,6 +547,7 @@ struct CoreImpl final : drivers::PacketSink {
           std::lock_guard<std::mutex> d(r.dirty_mu);
           r.dirty.push_back(&g);
         }
+        r.has_dirty.store(true, std::memory_order_release);
         return;
       }
       counters.packets_sent.fetch_add(1, std::memory_order_relaxed);
@@ -1061,6 +1081,7 @@ struct CoreImpl final : drivers::PacketSink {
       r.dirty.push_back(&gate);
       r.has_dirty.store(true, std::memory_order_release);
     }
+    engine->Notify(r.poll_task);
   }
 
   Status SendAm(SessionState* s, int dest, uint32_t id, const void* header,
@@ -1439,6 +1460,9 @@ Result<std::unique_ptr<Core>> Core::Create(
   // Polling tasks, with the affinity of the creating thread's core.
   const topology::CpuSet cpus =
       PollingCpuSet(engine.topology(), engine.CurrentCore());
+  for (auto& r : c.rails)
+    if (r->driver->caps().wakeup_fd && r->driver->WakeupFd() >= 0)
+      engine.AddWakeupSource(r.get());
   for (auto& r : c.rails) {
     r->poll_task.Init(&CoreImpl::PollTask, r.get(), cpus,
                       {.repeat = true, .name = "nmad.poll"});
@@ -1457,6 +1481,7 @@ Core::~Core() {
   CoreImpl& c = *impl_;
   // Everyone stops sending before anyone closes.
   (void)c.bootstrap->Barrier();
+  for (auto& r : c.rails) c.engine->RemoveWakeupSource(r.get());
   c.stopping.store(true, std::memory_order_release);
   for (auto& r : c.rails) (void)c.engine->WaitFor(r->poll_task, std::chrono::seconds(10));
   for (auto& r : c.rails) {
