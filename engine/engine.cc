@@ -199,10 +199,13 @@ Status Engine::Enqueue(Task& task, int node) noexcept {
 }
 
 void Engine::Notify(const Task& task) noexcept {
-  int node = tree_->NodeFor(task.cpuset_);
-  if (node < 0 || wakers_[node].empty()) return;
+  // Pairs with the fence of a sleeping thread's handshake. Called on hot
+  // paths: nothing else happens unless a thread sleeps.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) > 0) WakeFor(node);
+  if (sleepers_.load(std::memory_order_relaxed) == 0) return;
+  int node = task.queue_node_;
+  if (node < 0 || node >= tree_->NumNodes()) node = tree_->NodeFor(task.cpuset_);
+  if (node >= 0) WakeFor(node);
 }
 
 void Engine::AddWakeupSource(WakeupSource* source) {

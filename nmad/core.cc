@@ -267,7 +267,9 @@ struct CoreImpl final : drivers::PacketSink {
 
   // ---- rails ----
   void DrainRail(Rail& r) noexcept {
+    bool posted = false;
     if (r.has_ops.load(std::memory_order_acquire)) {
+      posted = true;
       std::vector<std::function<void()>> ops;
       {
         std::lock_guard<std::mutex> g(r.ops_mu);
@@ -279,6 +281,7 @@ struct CoreImpl final : drivers::PacketSink {
     // Once per call: a gate the driver refused (kNoResource) goes back on
     // the list and waits for the next pass, after the driver has polled.
     if (r.has_dirty.load(std::memory_order_acquire)) {
+      posted = true;
       std::vector<Gate*> dirty;
       {
         std::lock_guard<std::mutex> g(r.dirty_mu);
@@ -292,7 +295,7 @@ struct CoreImpl final : drivers::PacketSink {
     }
     // The loopback driver has no wake-up fd: what was just posted to it is
     // delivered by its polling task, which a sleeping thread must run.
-    if (r.index == loopback) engine->Notify(r.poll_task);
+    if (posted && r.index == loopback) engine->Notify(r.poll_task);
   }
 
   template <typename Fn>
@@ -1173,15 +1176,18 @@ struct CoreImpl final : drivers::PacketSink {
     return Status::kOk;
   }
 
+  // Explicit polling from a waiting thread. The rails are polled directly
+  // (try-lock: a progress thread polling the same rail is left alone), which
+  // is what a waiter is there for and skips the queue tree's pop and re-push
+  // of the polling task; one pass in four goes through the engine so that
+  // the other tasks queued on this core's path run too (bench/pingpong
+  // measured ~30% of a small-message round trip in that walk).
   int Progress() noexcept {
-    thread_local uint32_t idle = 0;
-    int n = engine->Poll();
-    if (n == 0 && (++idle & 15) == 0) {
-      // The caller may run on a core outside the rails' polling affinity:
-      // poll the rails directly.
-      for (auto& r : rails) n += PollRail(*r);
-      n += CheckBootstrapFailures();
-    }
+    thread_local uint32_t pass = 0;
+    int n = 0;
+    for (auto& r : rails) n += PollRail(*r);
+    if ((++pass & 3) == 0) n += engine->Poll();
+    if ((pass & 63) == 0) n += CheckBootstrapFailures();
     return n;
   }
 

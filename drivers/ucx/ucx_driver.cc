@@ -126,6 +126,7 @@ struct UcxCallbacks {
     std::lock_guard<std::mutex> lock(d->failures_mutex_);
     try {
       d->failures_.push_back({peer->id, static_cast<int>(status)});
+      d->has_failures_.store(true, std::memory_order_release);
     } catch (...) {
       // Out of memory in an error path: the failure still shows up as
       // failed operations to this peer.
@@ -536,9 +537,12 @@ int UcxDriver::DeliverFinished() noexcept {
 }
 
 int UcxDriver::DeliverFailures() noexcept {
+  // Polled on every pass: no lock unless the error handler queued something.
+  if (!has_failures_.load(std::memory_order_acquire)) return 0;
   std::vector<Failure> failures;
   {
     std::lock_guard<std::mutex> lock(failures_mutex_);
+    has_failures_.store(false, std::memory_order_relaxed);
     if (failures_.empty()) return 0;
     failures.swap(failures_);
   }
@@ -595,10 +599,7 @@ int UcxDriver::Poll() noexcept {
 Status UcxDriver::Arm() noexcept {
   if (!options_.wakeup || closed_) return Status::kUnsupported;
   if (!finished_.empty()) return Status::kBusy;
-  {
-    std::lock_guard<std::mutex> lock(failures_mutex_);
-    if (!failures_.empty()) return Status::kBusy;
-  }
+  if (has_failures_.load(std::memory_order_acquire)) return Status::kBusy;
   ucs_status_t st = ucp_worker_arm(worker_);
   if (st == UCS_OK) return Status::kOk;
   if (st == UCS_ERR_BUSY) return Status::kBusy;

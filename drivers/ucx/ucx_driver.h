@@ -65,6 +65,7 @@
 #ifndef RONDO_DRIVERS_UCX_UCX_DRIVER_H_
 #define RONDO_DRIVERS_UCX_UCX_DRIVER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -207,6 +208,7 @@ class UcxDriver final : public Driver {
   // async thread (error path only, never taken on the data path otherwise).
   std::mutex failures_mutex_;
   std::vector<Failure> failures_;
+  std::atomic<bool> has_failures_{false};
 
   uint64_t packets_received_ = 0;
   uint64_t packets_dropped_ = 0;
