@@ -13,10 +13,17 @@ using engine::ParseInt;
 using Var = ConfigVar<NmadOptions>;
 
 std::vector<std::string> SplitList(const std::string& v) {
+  // Every item, including empty ones: "ucx," is two items, the second
+  // empty, and is refused by the parsers instead of read as "ucx".
   std::vector<std::string> out;
-  std::stringstream in(v);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(item);
+  size_t start = 0;
+  for (;;) {
+    size_t comma = v.find(',', start);
+    out.push_back(v.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (v.empty()) out.clear();
   return out;
 }
 
@@ -111,7 +118,7 @@ void NmadOptions::Validate() const {
     throw std::invalid_argument("NmadOptions::max_packet " +
                                 std::to_string(max_packet) +
                                 " is outside 1024..1048576");
-  if (eager_limit + 64 > max_packet)
+  if (eager_limit > max_packet - 64)  // max_packet >= 1024: no wrap-around
     throw std::invalid_argument(
         "NmadOptions::eager_limit " + std::to_string(eager_limit) +
         " must be at most max_packet - 64 = " + std::to_string(max_packet - 64));
@@ -121,6 +128,10 @@ void NmadOptions::Validate() const {
     if (r != "ucx")
       throw std::invalid_argument("NmadOptions::rails: unknown driver '" + r +
                                   "'. Expected: ucx");
+  if (close_timeout_ms < 0)
+    throw std::invalid_argument("NmadOptions::close_timeout_ms " +
+                                std::to_string(close_timeout_ms) +
+                                " is negative");
   if (!rail_bandwidth_mbps.empty() &&
       rail_bandwidth_mbps.size() != rails.size())
     throw std::invalid_argument(
