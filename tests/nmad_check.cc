@@ -620,15 +620,15 @@ extern "C" const char* __lsan_default_suppressions() {
 }
 
 int main(int argc, char** argv) {
-  std::vector<std::string> todo;
-  for (int i = 1; i < argc; ++i) todo.push_back(argv[i]);
-  if (todo.empty() || todo[0] == "all") {
-    todo.clear();
+  std::vector<std::string> selected;
+  for (int i = 1; i < argc; ++i) selected.push_back(argv[i]);
+  if (selected.empty() || selected[0] == "all") {
+    selected.clear();
     for (const auto& [name, fn] : Cases())
       if (name != "death" && name != "split_balance" && name != "background")
-        todo.push_back(name);
+        selected.push_back(name);
   }
-  for (const std::string& t : todo)
+  for (const std::string& t : selected)
     if (!Cases().count(t)) {
       std::fprintf(stderr, "nmad_check: unknown case '%s'\n", t.c_str());
       return 2;
@@ -651,7 +651,7 @@ int main(int argc, char** argv) {
   auto session = c.OpenSession("test");
   CHECK(session.ok());
   Ctx ctx{c, *session.value(), c.rank(), c.size()};
-  for (const std::string& t : todo) {
+  for (const std::string& t : selected) {
     Cases().at(t)(ctx);
     CHECK_EQ(c.Barrier(), Status::kOk);
     if (c.rank() == 0) std::printf("case %s ok\n", t.c_str());
