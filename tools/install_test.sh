@@ -31,7 +31,8 @@ expect_usage_error "absolute path" --prefix relative/dir
 expect_usage_error "unknown argument '--frobnicate'" --prefix "$prefix" --frobnicate
 expect_usage_error "--prefix needs a directory" --prefix
 [[ ! -e "$prefix" ]] || fail "a failed install created $prefix"
-"$install" --help | grep -q -- "--prefix DIR" || fail "--help says nothing of --prefix"
+help=$("$install" --help)
+grep -q -- "--prefix DIR" <<<"$help" || fail "--help says nothing of --prefix"
 
 # ---- install ----
 step "install into $prefix"
@@ -77,11 +78,14 @@ for sym in rondo_engine_init rondo_task_submit \
            _ZN5rondo4nmad7Session5Isend; do
   grep -q " T $sym" <<<"$syms" || fail "librondo.so does not export $sym"
 done
-if ldd "$prefix/lib/librondo.so.0" | grep -q "not found"; then
-  fail "librondo.so has unresolved dependencies: $(ldd "$prefix/lib/librondo.so.0")"
+# ldd's output is read once: `ldd | grep -q` under pipefail fails at random
+# when grep exits before ldd has written everything (SIGPIPE).
+deps=$(ldd "$prefix/lib/librondo.so.0")
+if grep -q "not found" <<<"$deps"; then
+  fail "librondo.so has unresolved dependencies: $deps"
 fi
 for lib in libhwloc libucp libpmix; do
-  ldd "$prefix/lib/librondo.so.0" | grep -q "$lib" || fail "librondo.so does not depend on $lib"
+  grep -q "$lib" <<<"$deps" || fail "librondo.so does not depend on $lib"
 done
 
 # A sanitizer build (bazel test --config=asan) installs a sanitized
@@ -122,7 +126,8 @@ if g++ -Wall -Wextra -Werror ${san[@]+"${san[@]}"} -o outside "$srcdir/outside.c
   echo "$out"
   [[ "$out" == *"rank 0 of 1, singleton bootstrap"* ]] || fail "outside: no singleton Core"
   [[ "$out" == *"outside: ok"* ]] || fail "outside did not finish"
-  LD_LIBRARY_PATH="$prefix/lib" ldd ./outside | grep -q "$prefix/lib/librondo.so.0" ||
+  linked=$(LD_LIBRARY_PATH="$prefix/lib" ldd ./outside)
+  grep -q "$prefix/lib/librondo.so.0" <<<"$linked" ||
     fail "outside is not linked to the installed librondo.so.0"
 else
   fail "g++ could not build outside.cc"
