@@ -374,22 +374,16 @@ void UcxDriver::Finish(Op* op, Status status, size_t bytes) noexcept {
 
 Status UcxDriver::PostPacket(int peer, const iovec* iov, int iovcnt,
                              Completion* done) noexcept {
-  if (closed_) return Status::kCanceled;
-  Peer* p = ConnectedPeer(peer);
-  if (p == nullptr || iovcnt < 0 || iovcnt > kMaxIov ||
-      (iovcnt > 0 && iov == nullptr)) {
+  if (iovcnt < 0 || iovcnt > kMaxIov || (iovcnt > 0 && iov == nullptr))
     return Status::kInvalidArgument;
-  }
-  if (p->failed) return Status::kPeerFailed;
   size_t total = 0;
   for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
   if (total > caps_.max_packet) return Status::kInvalidArgument;
-  Op* op = AcquireOp();
-  if (op == nullptr) return Status::kNoResource;
+  Peer* p = nullptr;
+  Op* op = nullptr;
+  if (Status s = BeginPost(peer, done, total, &p, &op); s != Status::kOk)
+    return s;
   op->kind = Op::Kind::kPacket;
-  op->done = done;
-  op->peer = peer;
-  op->len = total;
   op->am_header = static_cast<uint32_t>(options_.self);
 
   ucp_request_param_t param{};
@@ -422,29 +416,18 @@ Status UcxDriver::PostPacket(int peer, const iovec* iov, int iovcnt,
     ReleaseOp(op);
     return Status::kOk;
   }
-  if (UCS_PTR_IS_ERR(r)) {
-    Untrack(op);
-    ReleaseOp(op);
-    return FromUcsStatus(UCS_PTR_STATUS(r));
-  }
-  if (!op->finished) op->request = r;
-  return Status::kInProgress;
+  return EndPost(op, r);
 }
 
 Status UcxDriver::PostRdvSend(int peer, uint64_t key, const void* buf,
                               size_t len, Completion* done) noexcept {
-  if (closed_) return Status::kCanceled;
-  Peer* p = ConnectedPeer(peer);
-  if (p == nullptr || done == nullptr || (buf == nullptr && len > 0)) {
+  if (done == nullptr || (buf == nullptr && len > 0))
     return Status::kInvalidArgument;
-  }
-  if (p->failed) return Status::kPeerFailed;
-  Op* op = AcquireOp();
-  if (op == nullptr) return Status::kNoResource;
+  Peer* p = nullptr;
+  Op* op = nullptr;
+  if (Status s = BeginPost(peer, done, len, &p, &op); s != Status::kOk)
+    return s;
   op->kind = Op::Kind::kRdvSend;
-  op->done = done;
-  op->peer = peer;
-  op->len = len;
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &UcxCallbacks::Send;
@@ -456,29 +439,18 @@ Status UcxDriver::PostRdvSend(int peer, uint64_t key, const void* buf,
     Finish(op, Status::kOk, len);  // delivered by the next Poll
     return Status::kInProgress;
   }
-  if (UCS_PTR_IS_ERR(r)) {
-    Untrack(op);
-    ReleaseOp(op);
-    return FromUcsStatus(UCS_PTR_STATUS(r));
-  }
-  if (!op->finished) op->request = r;
-  return Status::kInProgress;
+  return EndPost(op, r);
 }
 
 Status UcxDriver::PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
                               Completion* done) noexcept {
-  if (closed_) return Status::kCanceled;
-  Peer* p = ConnectedPeer(peer);
-  if (p == nullptr || done == nullptr || (buf == nullptr && len > 0)) {
+  if (done == nullptr || (buf == nullptr && len > 0))
     return Status::kInvalidArgument;
-  }
-  if (p->failed) return Status::kPeerFailed;
-  Op* op = AcquireOp();
-  if (op == nullptr) return Status::kNoResource;
+  Peer* p = nullptr;
+  Op* op = nullptr;
+  if (Status s = BeginPost(peer, done, len, &p, &op); s != Status::kOk)
+    return s;
   op->kind = Op::Kind::kRdvRecv;
-  op->done = done;
-  op->peer = peer;
-  op->len = len;
   ucp_request_param_t param{};
   // NO_IMM_CMPL: UCX 1.13 leaves recv_info empty (length 0) when a receive
   // completes immediately from the unexpected queue; with this flag the
@@ -497,15 +469,32 @@ Status UcxDriver::PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
     Finish(op, Status::kOk, op->recv_info.length);
     return Status::kInProgress;
   }
+  if (UCS_PTR_IS_ERR(r) && UCS_PTR_STATUS(r) == UCS_ERR_MESSAGE_TRUNCATED) {
+    Finish(op, Status::kTruncated, 0);  // consumed: report as completion
+    return Status::kInProgress;
+  }
+  return EndPost(op, r);
+}
+
+Status UcxDriver::BeginPost(int peer, Completion* done, size_t len, Peer** p,
+                            Op** op) noexcept {
+  if (closed_) return Status::kCanceled;
+  *p = ConnectedPeer(peer);
+  if (*p == nullptr) return Status::kInvalidArgument;
+  if ((*p)->failed) return Status::kPeerFailed;
+  *op = AcquireOp();
+  if (*op == nullptr) return Status::kNoResource;
+  (*op)->done = done;
+  (*op)->peer = peer;
+  (*op)->len = len;
+  return Status::kOk;
+}
+
+Status UcxDriver::EndPost(Op* op, void* r) noexcept {
   if (UCS_PTR_IS_ERR(r)) {
-    ucs_status_t st = UCS_PTR_STATUS(r);
-    if (st == UCS_ERR_MESSAGE_TRUNCATED) {  // consumed: report as completion
-      Finish(op, Status::kTruncated, 0);
-      return Status::kInProgress;
-    }
     Untrack(op);
     ReleaseOp(op);
-    return FromUcsStatus(st);
+    return FromUcsStatus(UCS_PTR_STATUS(r));
   }
   if (!op->finished) op->request = r;
   return Status::kInProgress;

@@ -177,6 +177,14 @@ class UcxDriver final : public Driver {
   Status Init(std::string* error);
 
   Op* AcquireOp() noexcept;
+  // The common start of every Post*: checks the driver, the peer and the
+  // completion, and takes an operation for it (kOk with *op set, or the
+  // status to return).
+  Status BeginPost(int peer, Completion* done, size_t len, Peer** p,
+                   Op** op) noexcept;
+  // The common end: `r` is what UCX returned (a ucs_status_ptr_t, not null). An error gives the
+  // operation back and is returned; otherwise the request is kept.
+  Status EndPost(Op* op, void* r) noexcept;
   void ReleaseOp(Op* op) noexcept;
   void Track(Op* op) noexcept;
   void Untrack(Op* op) noexcept;
