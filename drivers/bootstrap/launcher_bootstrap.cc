@@ -237,16 +237,7 @@ Result<std::vector<uint8_t>> LauncherBootstrap::Get(int rank,
 }
 
 std::vector<PeerFailure> LauncherBootstrap::PollFailures() {
-  // Cheap path: nothing posted since the last take.
-  if (failures_posted_.load(std::memory_order_acquire) ==
-      failures_taken_.load(std::memory_order_relaxed))
-    return {};
-  std::lock_guard lock(mutex_);
-  std::vector<PeerFailure> out;
-  out.swap(failures_);
-  failures_taken_.store(failures_posted_.load(std::memory_order_relaxed),
-                        std::memory_order_relaxed);
-  return out;
+  return failures_.Take();
 }
 
 Status LauncherBootstrap::Finalize() {
@@ -261,9 +252,7 @@ Status LauncherBootstrap::Finalize() {
 }
 
 void LauncherBootstrap::PostFailure(PeerFailure failure) {
-  // Called with mutex_ held.
-  failures_.push_back(std::move(failure));
-  failures_posted_.fetch_add(1, std::memory_order_release);
+  failures_.Post(std::move(failure));
 }
 
 void LauncherBootstrap::Dispatch(Message message) {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "drivers/bootstrap/bootstrap.h"
+#include "drivers/bootstrap/internal/failure_mailbox.h"
 #include "drivers/bootstrap/internal/key_value_store.h"
 #include "drivers/bootstrap/internal/protocol.h"
 
@@ -104,12 +105,7 @@ class LauncherBootstrap final : public Bootstrap {
   std::optional<internal::Message> reply_;  // FENCE_DONE or BARRIER_DONE
   bool closed_ = false;                     // the reader saw EOF or an error
   bool finalized_ = false;
-  std::vector<PeerFailure> failures_;  // not yet returned by PollFailures
-
-  // Failures posted by the reader / taken by PollFailures: equal means
-  // nothing new, checked without the mutex.
-  std::atomic<uint64_t> failures_posted_{0};
-  std::atomic<uint64_t> failures_taken_{0};
+  internal::FailureMailbox failures_;  // posted by the reader
 
   std::thread reader_;  // last: starts after everything above exists
 };

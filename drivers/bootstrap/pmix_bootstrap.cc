@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/bootstrap/internal/failure_mailbox.h"
 #include "drivers/bootstrap/internal/protocol.h"
 
 namespace rondo::drivers::bootstrap {
@@ -100,10 +101,7 @@ class PmixBootstrap final : public Bootstrap {
   std::optional<size_t> handler_id_;
   std::atomic<bool> initialized_{false};
 
-  std::mutex mutex_;                   // guards failures_
-  std::vector<PeerFailure> failures_;  // not yet returned by PollFailures
-  std::atomic<uint64_t> failures_posted_{0};
-  std::atomic<uint64_t> failures_taken_{0};
+  internal::FailureMailbox failures_;  // posted by the event handler
 };
 
 std::optional<int64_t> PmixBootstrap::JobInteger(const char* key,
@@ -205,21 +203,11 @@ void PmixBootstrap::OnEvent(size_t id, pmix_status_t status,
 }
 
 void PmixBootstrap::PostFailure(PeerFailure failure) {
-  std::lock_guard lock(mutex_);
-  failures_.push_back(std::move(failure));
-  failures_posted_.fetch_add(1, std::memory_order_release);
+  failures_.Post(std::move(failure));
 }
 
 std::vector<PeerFailure> PmixBootstrap::PollFailures() {
-  if (failures_posted_.load(std::memory_order_acquire) ==
-      failures_taken_.load(std::memory_order_relaxed))
-    return {};
-  std::lock_guard lock(mutex_);
-  std::vector<PeerFailure> out;
-  out.swap(failures_);
-  failures_taken_.store(failures_posted_.load(std::memory_order_relaxed),
-                        std::memory_order_relaxed);
-  return out;
+  return failures_.Take();
 }
 
 Status PmixBootstrap::Put(std::string_view key,
@@ -285,7 +273,7 @@ Status PmixBootstrap::FenceImpl(bool collect) {
   // Open MPI 4.1's server completes a fence even when a member died during
   // it; a fence that a dead rank did not really join is not a success.
   if (rc == PMIX_SUCCESS)
-    return failures_posted_.load(std::memory_order_acquire) == 0
+    return failures_.posted() == 0
                ? Status::kOk
                : Status::kPeerFailed;
   Status s = ToStatus(rc);
