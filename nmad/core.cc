@@ -1065,10 +1065,17 @@ struct CoreImpl final : drivers::PacketSink {
       op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kRts, op->nparts);
       counters.rendezvous_sent.fetch_add(1, std::memory_order_relaxed);
     }
-    Gate& g = *gates[dest];
+    return Post(s, op);
+  }
+
+  // Queues a new send (message or active message) at its gate and, as the
+  // session's strategy wants, flushes now or leaves it for the rail's task.
+  Status Post(SessionState* s, SendOp* op) noexcept {
+    Gate& g = *gates[op->dest];
     if (!Enqueue(g, s, op)) {
+      Request* req = op->req;
       delete op;
-      req.Complete(Status::kPeerFailed);
+      req->Complete(Status::kPeerFailed);
       return Status::kPeerFailed;
     }
     if (!s->strategy->defers_sends()) Kick(g);
@@ -1117,15 +1124,7 @@ struct CoreImpl final : drivers::PacketSink {
       op->wire_bytes =
           wire::ChunkHeaderSize(ChunkKind::kAmRts, op->nparts) + header_len;
     }
-    Gate& g = *gates[dest];
-    if (!Enqueue(g, s, op)) {
-      delete op;
-      req.Complete(Status::kPeerFailed);
-      return Status::kPeerFailed;
-    }
-    if (!s->strategy->defers_sends()) Kick(g);
-    else MarkDirty(g);
-    return Status::kOk;
+    return Post(s, op);
   }
 
   Status Irecv(SessionState* s, int source, int tag, void* buf, size_t len,

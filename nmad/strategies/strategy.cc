@@ -12,7 +12,7 @@ std::vector<RdvPart> Strategy::SplitRendezvous(
 
 namespace {
 
-class DefaultStrategy final : public Strategy {
+class DefaultStrategy : public Strategy {
  public:
   std::string_view name() const noexcept override { return "default"; }
   bool defers_sends() const noexcept override { return false; }
@@ -66,16 +66,10 @@ class PrioStrategy final : public Strategy {
   }
 };
 
-class SplitBalanceStrategy final : public Strategy {
+// The default's packets, with rendezvous spread over the rails.
+class SplitBalanceStrategy final : public DefaultStrategy {
  public:
   std::string_view name() const noexcept override { return "split_balance"; }
-  bool defers_sends() const noexcept override { return false; }
-  void NextPacket(std::deque<PendingChunk*>& queue, size_t, int,
-                  std::vector<PendingChunk*>& packet) const override {
-    if (queue.empty()) return;
-    packet.push_back(queue.front());
-    queue.pop_front();
-  }
   // Shares in proportion to bandwidth; pieces under 64 KiB are not worth a
   // rail of their own and go to the fastest rail.
   std::vector<RdvPart> SplitRendezvous(
