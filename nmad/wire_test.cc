@@ -6,6 +6,8 @@
 // read past the end of the packet.
 #include "nmad/wire.h"
 
+#include "nmad/testdata/packet_builder.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -17,108 +19,22 @@
 namespace rondo::nmad::wire {
 namespace {
 
-// One chunk to encode: its header fields plus the payload pieces. For kAm the
-// payload is am_header then body, for kAmRts am_header only, for kData body.
-struct Spec {
-  ChunkView v;
-  std::vector<uint8_t> am_header;
-  std::vector<uint8_t> body;
-};
-
-std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
-  std::vector<uint8_t> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(seed + 7 * i);
-  return out;
-}
+using testing::Bytes;
+using testing::Encode;
+using testing::Rtr;
+using testing::Rts;
+using Spec = testing::ChunkSpec;
 
 Spec Data(uint32_t session, uint32_t seq, int32_t tag, size_t n,
           uint8_t seed = 1) {
-  Spec s;
-  s.v.kind = ChunkKind::kData;
-  s.v.session = session;
-  s.v.seq = seq;
-  s.v.tag = tag;
-  s.body = Bytes(n, seed);
-  s.v.msg_size = n;
-  return s;
+  return testing::Data(session, seq, tag, n, seed);
 }
-
-Spec Rts(uint32_t session, uint32_t seq, int32_t tag, uint64_t rdv_id,
-         std::vector<RdvPart> parts) {
-  Spec s;
-  s.v.kind = ChunkKind::kRts;
-  s.v.session = session;
-  s.v.seq = seq;
-  s.v.tag = tag;
-  s.v.rdv_id = rdv_id;
-  s.v.nparts = static_cast<int>(parts.size());
-  uint64_t sum = 0;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    s.v.parts[i] = parts[i];
-    sum += parts[i].bytes;
-  }
-  s.v.msg_size = sum;
-  return s;
-}
-
-Spec Rtr(uint64_t rdv_id, uint64_t accepted) {
-  Spec s;
-  s.v.kind = ChunkKind::kRtr;
-  s.v.rdv_id = rdv_id;
-  s.v.accepted = accepted;
-  return s;
-}
-
 Spec Am(uint32_t session, uint32_t handler, size_t header, size_t body) {
-  Spec s;
-  s.v.kind = ChunkKind::kAm;
-  s.v.session = session;
-  s.v.handler = handler;
-  s.am_header = Bytes(header, 0x40);
-  s.body = Bytes(body, 0x80);
-  s.v.am_header_size = static_cast<uint32_t>(header);
-  s.v.msg_size = body;
-  return s;
+  return testing::Am(session, handler, header, body, 0x40, 0x80);
 }
-
 Spec AmRts(uint32_t session, uint32_t handler, size_t header, uint64_t rdv_id,
            std::vector<RdvPart> parts) {
-  Spec s = Rts(session, 0, 0, rdv_id, std::move(parts));
-  s.v.kind = ChunkKind::kAmRts;
-  s.v.seq = 0;
-  s.v.tag = 0;
-  s.v.handler = handler;
-  s.am_header = Bytes(header, 0x20);
-  s.v.am_header_size = static_cast<uint32_t>(header);
-  return s;
-}
-
-uint64_t PayloadSize(const Spec& s) {
-  switch (s.v.kind) {
-    case ChunkKind::kData: return s.body.size();
-    case ChunkKind::kAm: return s.am_header.size() + s.body.size();
-    case ChunkKind::kAmRts: return s.am_header.size();
-    default: return 0;
-  }
-}
-
-// Encodes like core.cc's FlushGate.
-std::vector<uint8_t> Encode(const std::vector<Spec>& chunks) {
-  std::vector<uint8_t> out(kPacketHeaderSize);
-  for (const Spec& s : chunks) {
-    const uint64_t payload = PayloadSize(s);
-    const size_t pos = out.size();
-    out.resize(pos + ChunkHeaderSize(s.v.kind, s.v.nparts));
-    const size_t written = WriteChunkHeader(out.data() + pos, s.v, payload);
-    REQUIRE(written == ChunkHeaderSize(s.v.kind, s.v.nparts));
-    if (s.v.kind == ChunkKind::kAm || s.v.kind == ChunkKind::kAmRts)
-      out.insert(out.end(), s.am_header.begin(), s.am_header.end());
-    if (s.v.kind == ChunkKind::kData || s.v.kind == ChunkKind::kAm)
-      out.insert(out.end(), s.body.begin(), s.body.end());
-  }
-  WritePacketHeader(out.data(), static_cast<int>(chunks.size()),
-                    static_cast<uint32_t>(out.size()));
-  return out;
+  return testing::AmRts(session, handler, header, rdv_id, parts, 0x20);
 }
 
 // Decodes from an exact-size heap copy (so ASan sees any overread), checks

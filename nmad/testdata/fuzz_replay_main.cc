@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "nmad/testdata/packet_builder.h"
 #include "nmad/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -35,97 +36,15 @@ using namespace rondo::nmad::wire;
 
 // ---- seeds -----------------------------------------------------------------
 
-struct Chunk {
-  ChunkView v;
-  std::vector<uint8_t> header;  // kAm, kAmRts
-  std::vector<uint8_t> body;    // kData, kAm
-};
-
-std::vector<uint8_t> Fill(size_t n, uint8_t seed) {
-  std::vector<uint8_t> b(n);
-  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(seed + 13 * i);
-  return b;
-}
+using testing::Am;
+using testing::AmRts;
+using testing::Encode;
+using testing::Rtr;
+using testing::Rts;
+using Chunk = testing::ChunkSpec;
 
 Chunk Data(uint32_t session, uint32_t seq, int32_t tag, size_t n) {
-  Chunk c;
-  c.v.kind = ChunkKind::kData;
-  c.v.session = session;
-  c.v.seq = seq;
-  c.v.tag = tag;
-  c.body = Fill(n, static_cast<uint8_t>(seq));
-  c.v.msg_size = n;
-  return c;
-}
-
-Chunk WithParts(ChunkKind kind, std::vector<RdvPart> parts) {
-  Chunk c;
-  c.v.kind = kind;
-  c.v.nparts = static_cast<int>(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) {
-    c.v.parts[i] = parts[i];
-    c.v.msg_size += parts[i].bytes;
-  }
-  return c;
-}
-
-Chunk Rts(uint32_t session, uint32_t seq, int32_t tag, uint64_t id,
-          std::vector<RdvPart> parts) {
-  Chunk c = WithParts(ChunkKind::kRts, std::move(parts));
-  c.v.session = session;
-  c.v.seq = seq;
-  c.v.tag = tag;
-  c.v.rdv_id = id;
-  return c;
-}
-
-Chunk Rtr(uint64_t id, uint64_t accepted) {
-  Chunk c;
-  c.v.kind = ChunkKind::kRtr;
-  c.v.rdv_id = id;
-  c.v.accepted = accepted;
-  return c;
-}
-
-Chunk Am(uint32_t session, uint32_t handler, size_t header, size_t body) {
-  Chunk c;
-  c.v.kind = ChunkKind::kAm;
-  c.v.session = session;
-  c.v.handler = handler;
-  c.header = Fill(header, 0xa0);
-  c.body = Fill(body, 0x10);
-  c.v.am_header_size = static_cast<uint32_t>(header);
-  c.v.msg_size = body;
-  return c;
-}
-
-Chunk AmRts(uint32_t session, uint32_t handler, size_t header, uint64_t id,
-            std::vector<RdvPart> parts) {
-  Chunk c = WithParts(ChunkKind::kAmRts, std::move(parts));
-  c.v.session = session;
-  c.v.handler = handler;
-  c.v.rdv_id = id;
-  c.header = Fill(header, 0x55);
-  c.v.am_header_size = static_cast<uint32_t>(header);
-  return c;
-}
-
-std::vector<uint8_t> Encode(const std::vector<Chunk>& chunks) {
-  std::vector<uint8_t> out(kPacketHeaderSize);
-  for (const Chunk& c : chunks) {
-    uint64_t payload = 0;
-    if (c.v.kind == ChunkKind::kData) payload = c.body.size();
-    if (c.v.kind == ChunkKind::kAm) payload = c.header.size() + c.body.size();
-    if (c.v.kind == ChunkKind::kAmRts) payload = c.header.size();
-    const size_t pos = out.size();
-    out.resize(pos + ChunkHeaderSize(c.v.kind, c.v.nparts));
-    WriteChunkHeader(out.data() + pos, c.v, payload);
-    out.insert(out.end(), c.header.begin(), c.header.end());
-    out.insert(out.end(), c.body.begin(), c.body.end());
-  }
-  WritePacketHeader(out.data(), static_cast<int>(chunks.size()),
-                    static_cast<uint32_t>(out.size()));
-  return out;
+  return testing::Data(session, seq, tag, n, static_cast<uint8_t>(seq));
 }
 
 std::vector<std::pair<std::string, std::vector<uint8_t>>> Seeds() {
