@@ -10,44 +10,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "drivers/testing/recording_sink.h"
+
 namespace rondo::drivers::loopback {
 namespace {
 
-struct Packet {
-  int peer;
-  int rail;
-  std::string data;
-};
-
-class RecordingSink : public PacketSink {
- public:
-  void OnPacket(int peer, int rail, const void* data,
-                size_t len) noexcept override {
-    packets.push_back({peer, rail,
-                       std::string(static_cast<const char*>(data), len)});
-    if (on_packet) on_packet();
-  }
-  void OnPeerFailure(int peer, int rail, Status status,
-                     std::string_view what) noexcept override {
-    ++failures;
-  }
-  std::vector<Packet> packets;
-  std::function<void()> on_packet;
-  int failures = 0;
-};
-
-struct TestCompletion : Completion {
-  TestCompletion() { fn = &Done; }
-  static void Done(Completion* self, Status status, size_t bytes) noexcept {
-    auto* c = static_cast<TestCompletion*>(self);
-    ++c->calls;
-    c->status = status;
-    c->bytes = bytes;
-  }
-  int calls = 0;
-  Status status = Status::kInternal;
-  size_t bytes = 0;
-};
+using testing::Packet;
+using testing::RecordingSink;
+using testing::TestCompletion;
 
 constexpr int kSelf = 3;
 constexpr int kRail = 2;
@@ -201,7 +171,7 @@ TEST_CASE("loopback: Post from inside OnPacket", "[loopback]") {
   RecordingSink sink;
   driver.SetSink(&sink, 0);
   std::string reply = "reply";
-  sink.on_packet = [&] {
+  sink.on_packet = [&](const Packet&) {
     if (sink.packets.size() < 3) {
       iovec iov{reply.data(), reply.size()};
       CHECK(driver.PostPacket(kSelf, &iov, 1, nullptr) == Status::kOk);

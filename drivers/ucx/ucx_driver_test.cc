@@ -13,48 +13,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "drivers/testing/recording_sink.h"
+
 namespace rondo::drivers::ucx {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Packet {
-  int peer;
-  int rail;
-  std::string data;
-};
-
-class RecordingSink : public PacketSink {
- public:
-  void OnPacket(int peer, int rail, const void* data,
-                size_t len) noexcept override {
-    packets.push_back({peer, rail,
-                       std::string(static_cast<const char*>(data), len)});
-    if (on_packet) on_packet(packets.back());
-  }
-  void OnPeerFailure(int peer, int rail, Status status,
-                     std::string_view what) noexcept override {
-    failures.push_back({peer, rail, std::string(what)});
-    failure_status = status;
-  }
-  std::vector<Packet> packets;
-  std::vector<Packet> failures;
-  Status failure_status = Status::kOk;
-  std::function<void(const Packet&)> on_packet;
-};
-
-struct TestCompletion : Completion {
-  TestCompletion() { fn = &Done; }
-  static void Done(Completion* self, Status status, size_t bytes) noexcept {
-    auto* c = static_cast<TestCompletion*>(self);
-    ++c->calls;
-    c->status = status;
-    c->bytes = bytes;
-  }
-  int calls = 0;
-  Status status = Status::kInternal;
-  size_t bytes = 0;
-};
+using testing::Packet;
+using testing::RecordingSink;
+using testing::TestCompletion;
 
 std::unique_ptr<UcxDriver> MakeDriver(UcxDriverOptions options) {
   std::string error;
