@@ -143,13 +143,10 @@ int Run(const Args& args) {
   Check(r.core->Barrier(), "barrier");
   if (r.rank == 0) {
     report.PrintTable();
-    if (!args.json.empty()) {
-      const std::string path = UserPath(args.json);
-      report.WriteJson(path, {{"ranks", 2},
-                              {"RONDO_PROGRESS", args.progress},
-                              {"RONDO_TIMER_US", args.timer_us}});
-      std::printf("\nJSON written to %s\n", path.c_str());
-    }
+    WriteUserJson(report, args.json,
+                  {{"ranks", 2},
+                   {"RONDO_PROGRESS", args.progress},
+                   {"RONDO_TIMER_US", args.timer_us}});
   }
   return 0;
 }

@@ -88,6 +88,14 @@ std::string UserPath(const std::string& path) {
   return base.empty() ? path : base + "/" + path;
 }
 
+void WriteUserJson(const Report& report, const std::string& json_arg,
+                   const nlohmann::json& machine) {
+  if (json_arg.empty()) return;
+  const std::string path = UserPath(json_arg);
+  report.WriteJson(path, machine);
+  std::printf("\nJSON written to %s\n", path.c_str());
+}
+
 int ExecUnderLauncher(int argc, char** argv, int ranks) {
   try {
     std::vector<std::string> args(argv + 1, argv + argc);

@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "bench/report.h"
 #include "engine/engine.h"
 #include "nmad/core.h"
 
@@ -35,6 +38,11 @@ std::string SelfExe();
 // `path` made absolute: relative paths are taken from the directory where
 // `bazel run` was invoked (BUILD_WORKING_DIRECTORY), else the current one.
 std::string UserPath(const std::string& path);
+
+// With a --json argument, writes `report` there (through UserPath) with
+// `machine` added to the machine section, and says where; else nothing.
+void WriteUserJson(const Report& report, const std::string& json_arg,
+                   const nlohmann::json& machine);
 
 // Replaces this process by `rondo-run -n <ranks> --bind core <self> args...`
 // (args = argv[1..]). Returns only on failure (with a message on stderr).

@@ -322,11 +322,7 @@ void Finish(const Report& report, const Args& args,
             const nlohmann::json& machine) {
   report.PrintTable();
   PrintTargets(report);
-  if (!args.json.empty()) {
-    const std::string path = UserPath(args.json);
-    report.WriteJson(path, machine);
-    std::printf("\nJSON written to %s\n", path.c_str());
-  }
+  WriteUserJson(report, args.json, machine);
 }
 
 // One mode, as a rank.

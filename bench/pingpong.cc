@@ -341,14 +341,11 @@ int Run(const Args& args) {
       std::snprintf(d, sizeof d, "%.1f%% of raw UCX", 100 * ratio);
       Target("1 MiB bandwidth >= 95% of raw UCX", ratio >= 0.95, d);
     }
-    if (!args.json.empty()) {
-      const std::string path = UserPath(args.json);
-      report.WriteJson(path, {{"ranks", 2},
-                              {"RONDO_PROGRESS", args.progress},
-                              {"RONDO_TIMER_US", args.timer_us},
-                              {"raw_ucx_lanes", lanes}});
-      std::printf("\nJSON written to %s\n", path.c_str());
-    }
+    WriteUserJson(report, args.json,
+                  {{"ranks", 2},
+                   {"RONDO_PROGRESS", args.progress},
+                   {"RONDO_TIMER_US", args.timer_us},
+                   {"raw_ucx_lanes", lanes}});
   }
   return 0;
 }
