@@ -246,6 +246,7 @@ struct CoreImpl final : drivers::PacketSink {
   int rank = 0;
   int size = 1;
   std::vector<std::unique_ptr<Rail>> rails;  // remote rails, then loopback
+  topology::CpuSet task_cpus;  // where this core's tasks run
   int loopback = 0;                          // index of the loopback rail
   std::vector<std::unique_ptr<Gate>> gates;
   std::atomic<bool> stopping{false};
@@ -1043,7 +1044,8 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   Status Isend(SessionState* s, int dest, int tag, const void* buf,
-               size_t len, Request& req, int priority) noexcept {
+               size_t len, Request& req, int priority,
+               bool synchronous = false) noexcept {
     if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
     if (tag < 0 || (buf == nullptr && len > 0)) return Status::kInvalidArgument;
     if (!Claim(req)) return Status::kBusy;
@@ -1055,7 +1057,7 @@ struct CoreImpl final : drivers::PacketSink {
     op->data = static_cast<const uint8_t*>(buf);
     op->len = len;
     op->req = &req;
-    if (len <= options.eager_limit) {
+    if (len <= options.eager_limit && !synchronous) {
       op->kind = ChunkKind::kData;
       op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kData) + len;
       counters.eager_sent.fetch_add(1, std::memory_order_relaxed);
@@ -1149,6 +1151,35 @@ struct CoreImpl final : drivers::PacketSink {
       }
     }
     Consume(r, found->peer, found->view);
+    delete found;
+    return Status::kOk;
+  }
+
+  Status CancelRecv(SessionState* s, Request& req) noexcept {
+    RecvOp* found = nullptr;
+    {
+      std::lock_guard<SpinLock> lock(s->mu);
+      for (auto it = s->posted_wild.begin(); it != s->posted_wild.end(); ++it)
+        if ((*it)->req == &req) {
+          found = *it;
+          s->posted_wild.erase(it);
+          break;
+        }
+      for (auto b = s->posted_exact.begin();
+           found == nullptr && b != s->posted_exact.end(); ++b)
+        for (auto it = b->second.begin(); it != b->second.end(); ++it)
+          if ((*it)->req == &req) {
+            found = *it;
+            b->second.erase(it);
+            break;
+          }
+    }
+    if (found == nullptr)
+      return req.state_.load(std::memory_order_acquire) == Request::kPending
+                 ? Status::kBusy
+                 : Status::kInvalidArgument;
+    req.info_ = RecvInfo{found->source, found->tag, 0, 0};
+    FinishUser(found, Status::kCanceled);
     delete found;
     return Status::kOk;
   }
@@ -1293,6 +1324,14 @@ Status Session::Isend(int dest, int tag, const void* buf, size_t len,
                       Request& req, int priority) noexcept {
   return core_->Isend(&CoreImpl::State(*this), dest, tag, buf, len, req,
                       priority);
+}
+Status Session::Issend(int dest, int tag, const void* buf, size_t len,
+                       Request& req) noexcept {
+  return core_->Isend(&CoreImpl::State(*this), dest, tag, buf, len, req, 0,
+                      /*synchronous=*/true);
+}
+Status Session::CancelRecv(Request& req) noexcept {
+  return core_->CancelRecv(&CoreImpl::State(*this), req);
 }
 Status Session::Irecv(int source, int tag, void* buf, size_t len,
                       Request& req) noexcept {
@@ -1463,8 +1502,8 @@ Result<std::unique_ptr<Core>> Core::Create(
     }
   }
   // Polling tasks, with the affinity of the creating thread's core.
-  const topology::CpuSet cpus =
-      PollingCpuSet(engine.topology(), engine.CurrentCore());
+  c.task_cpus = PollingCpuSet(engine.topology(), engine.CurrentCore());
+  const topology::CpuSet& cpus = c.task_cpus;
   for (auto& r : c.rails)
     if (r->driver->caps().wakeup_fd && r->driver->WakeupFd() >= 0)
       engine.AddWakeupSource(r.get());
@@ -1638,6 +1677,9 @@ Status Core::WaitAll(std::span<Request* const> reqs) noexcept {
 }
 
 int Core::Progress() noexcept { return impl_->Progress(); }
+const topology::CpuSet& Core::task_cpuset() const noexcept {
+  return impl_->task_cpus;
+}
 
 Status Core::Barrier() noexcept { return impl_->bootstrap->Barrier(); }
 

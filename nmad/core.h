@@ -90,6 +90,22 @@ class Request {
   }
   const RecvInfo& info() const noexcept { return info_; }
 
+  // Optional completion callback, for upper layers that chain work on
+  // completions (nmad/coll submits the next steps of a schedule). It runs
+  // once, from whichever thread completes the request (an engine task, a
+  // Wait, a driver callback), possibly with Core locks held: it must be
+  // short, must not block and must not call into the Core or Session
+  // (submit an engine task instead). During the call status and info() are
+  // final but done() is still false; the request is marked done right
+  // after it returns. Set it while the request is idle or done, before
+  // starting the operation; it stays set for later operations.
+  using CompletionFn = void (*)(Request& req, Status status,
+                                void* arg) noexcept;
+  void set_completion(CompletionFn fn, void* arg) noexcept {
+    on_complete_ = fn;
+    on_complete_arg_ = arg;
+  }
+
  private:
   friend class Core;
   friend class Session;
@@ -97,11 +113,14 @@ class Request {
   static constexpr uint32_t kIdle = 0, kPending = 1, kDone = 2;
   void Complete(Status s) noexcept {
     status_ = s;
+    if (on_complete_ != nullptr) on_complete_(*this, s, on_complete_arg_);
     state_.store(kDone, std::memory_order_release);
   }
   std::atomic<uint32_t> state_{kIdle};
   Status status_ = Status::kOk;
   RecvInfo info_;
+  CompletionFn on_complete_ = nullptr;
+  void* on_complete_arg_ = nullptr;
 };
 
 // An active message being delivered to its handler. Valid only during the
@@ -159,10 +178,19 @@ class Session {
   // kPeerFailed (dest is known dead), kShutdown.
   Status Isend(int dest, int tag, const void* buf, size_t len, Request& req,
                int priority = 0) noexcept;
+  // Synchronous-mode send (MPI_Issend): always by rendezvous, so req
+  // completes only once the receiver has matched the message.
+  Status Issend(int dest, int tag, const void* buf, size_t len,
+                Request& req) noexcept;
   // Nonblocking receive into `buf` of `len` bytes; source may be
   // kAnySource, tag kAnyTag. Same return values as Isend.
   Status Irecv(int source, int tag, void* buf, size_t len,
                Request& req) noexcept;
+  // Cancels a receive posted by Irecv on this session that has not matched
+  // a message yet: it completes with kCanceled and returns kOk. kBusy when
+  // it already matched (it will complete normally), kInvalidArgument when
+  // `req` is not a pending receive of this session.
+  Status CancelRecv(Request& req) noexcept;
   // Blocking forms: post, then Core::Wait.
   Status Send(int dest, int tag, const void* buf, size_t len,
               int priority = 0) noexcept;
@@ -225,6 +253,11 @@ class Core {
   const NmadOptions& options() const noexcept;
   // Number of rails to remote peers.
   int rails() const noexcept;
+  // The cores allowed to run this Core's tasks (its rails' polling tasks):
+  // those sharing the widest cache with the thread that created it. Upper
+  // layers (nmad/coll) give their tasks the same cpuset, so the progress
+  // configuration decides where all communication work runs.
+  const topology::CpuSet& task_cpuset() const noexcept;
 
   // Opens (or returns the already open) session `name`. Sessions are
   // matched across ranks by name; messages that arrive before the session
