@@ -15,8 +15,9 @@
 //     (driver, peer) pair.
 //   * rendezvous (zero-copy when caps().rendezvous): PostRdvSend(peer, key)
 //     and PostRdvRecv(peer, key) move one buffer; they match by (peer, key)
-//     whatever their order. Keys are chosen by the caller and must be unique
-//     among the outstanding receives of one driver.
+//     whatever their order. Keys are chosen by the caller, below
+//     kMaxRdvKey, and must be unique among the outstanding receives from
+//     one peer; the driver tells peers apart itself.
 //
 // Thread-safety: a driver is NOT thread-safe; the caller serializes all calls
 // on one instance (nmad holds a per-rail lock). Sink callbacks and completion
@@ -72,6 +73,9 @@ class PacketSink {
                              std::string_view what) noexcept = 0;
 };
 
+// Rendezvous keys are below 2^48 (drivers keep the upper bits for the peer).
+inline constexpr uint64_t kMaxRdvKey = uint64_t{1} << 48;
+
 class Driver {
  public:
   virtual ~Driver() = default;
@@ -98,7 +102,8 @@ class Driver {
   virtual Status PostPacket(int peer, const iovec* iov, int iovcnt,
                             Completion* done) noexcept = 0;
   // Rendezvous send/receive of one buffer. kInProgress (then `done` is
-  // called from Poll()), or an error with nothing posted. A receive smaller
+  // called from Poll()), or an error with nothing posted (kInvalidArgument
+  // for a key >= kMaxRdvKey). A receive smaller
   // than the matching send completes with kTruncated and the bytes that fit.
   virtual Status PostRdvSend(int peer, uint64_t key, const void* buf,
                              size_t len, Completion* done) noexcept = 0;

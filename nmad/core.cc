@@ -56,9 +56,10 @@ const size_t kHeaderRoom =
     kMaxChunks * (wire::ChunkHeaderSize(wire::ChunkKind::kRts, wire::kMaxParts) +
                   2 * kInlineCopy);
 
-uint64_t RdvKey(int sender, uint64_t rdv_id, int part) {
-  return (static_cast<uint64_t>(sender) << 48) |
-         ((rdv_id & ((uint64_t{1} << 40) - 1)) << 8) |
+// The drivers' rendezvous key of one part (< drivers::kMaxRdvKey): the
+// sender's rendezvous id and the part. Drivers tell senders apart.
+uint64_t RdvKey(uint64_t rdv_id, int part) {
+  return ((rdv_id & ((uint64_t{1} << 40) - 1)) << 8) |
          static_cast<uint64_t>(part);
 }
 
@@ -712,7 +713,7 @@ struct CoreImpl final : drivers::PacketSink {
       pc.owner = op;
       uint8_t* dst = op->buf + offset;
       offset += n;
-      const uint64_t key = RdvKey(peer, rdv_id, i);
+      const uint64_t key = RdvKey(rdv_id, i);
       Rail& r = *rails[trimmed[i].rail];
       RunOnRail(r, [this, &r, peer, key, dst, n, pc = &pc] {
         Status s = r.driver->PostRdvRecv(peer, key, dst, n, &pc->c);
@@ -761,7 +762,7 @@ struct CoreImpl final : drivers::PacketSink {
       pc.owner = op;
       const uint8_t* src = op->data + offset;
       offset += n;
-      const uint64_t key = RdvKey(rank, op->rdv_id, i);
+      const uint64_t key = RdvKey(op->rdv_id, i);
       Rail& r = *rails[trimmed[i].rail];
       r.bytes.fetch_add(n, std::memory_order_relaxed);
       RunOnRail(r, [&r, peer, key, src, n, pc = &pc] {

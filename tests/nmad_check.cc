@@ -219,6 +219,40 @@ void Large(Ctx& c) {
   if (c.rank >= 2) CHECK_EQ(c.core.Barrier(), Status::kOk);
 }
 
+// Fan-in of rendezvous: every other rank sends rank 0 a large message at
+// once, several times. Each sender numbers its rendezvous from the same
+// start, so the drivers must tell equal keys from different peers apart
+// (they once did not, and data crossed between senders).
+void FanIn(Ctx& c) {
+  const size_t base = size_t(70000) * 4;
+  for (int it = 0; it < 4; ++it) {
+    if (c.rank == 0) {
+      std::vector<std::vector<uint8_t>> bufs(c.size);
+      std::vector<Request> reqs(c.size);
+      for (int p = 1; p < c.size; ++p) {
+        bufs[p].assign(base + p, 0);
+        CHECK_EQ(c.s.Irecv(p, 40 + it, bufs[p].data(), bufs[p].size(), reqs[p]),
+                 Status::kOk);
+      }
+      if (it % 2 == 1) CHECK_EQ(c.core.Barrier(), Status::kOk);
+      for (int p = 1; p < c.size; ++p) {
+        CHECK_EQ(c.core.Wait(reqs[p]), Status::kOk);
+        std::vector<uint8_t> want(base + p);
+        Fill(want, 100 * p + it);
+        CHECK(bufs[p] == want);
+      }
+    } else {
+      std::vector<uint8_t> buf(base + c.rank);
+      Fill(buf, 100 * c.rank + it);
+      Request req;
+      // Odd rounds: announced before the receives (unexpected rendezvous).
+      CHECK_EQ(c.s.Isend(0, 40 + it, buf.data(), buf.size(), req), Status::kOk);
+      if (it % 2 == 1) CHECK_EQ(c.core.Barrier(), Status::kOk);
+      CHECK_EQ(c.core.Wait(req), Status::kOk);
+    }
+  }
+}
+
 // 100k receives outstanding at once, matched by tag in reverse order.
 void ManyRequests(Ctx& c) {
   const int n = 100000;
@@ -601,6 +635,7 @@ const std::map<std::string, std::function<void(Ctx&)>>& Cases() {
       {"ordering", Ordering},     {"wildcards", Wildcards},
       {"truncation", Truncation}, {"zero_byte", ZeroByte},
       {"large", Large},           {"many_requests", ManyRequests},
+      {"fan_in", FanIn},
       {"threads", Threads},       {"self", Self},
       {"probe", Probe},           {"bad_input", BadInput},
       {"am", ActiveMessages},     {"aggregation", Aggregation},

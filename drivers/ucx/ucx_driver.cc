@@ -16,8 +16,11 @@ constexpr int kMaxPeers = 65536;
 constexpr int kMaxProgressRounds = 64;
 constexpr int kPeerShift = 48;
 
+// The UCX tag of a rendezvous: the peer that sends it in the upper 16
+// bits, the caller's key (< kMaxRdvKey) below, so equal keys from two
+// senders never match each other's receives.
 uint64_t RdvTag(int peer, uint64_t key) noexcept {
-  return key ^ (static_cast<uint64_t>(peer) << kPeerShift);
+  return (static_cast<uint64_t>(peer) << kPeerShift) | key;
 }
 
 std::string UcxError(const char* call, ucs_status_t status) {
@@ -421,7 +424,7 @@ Status UcxDriver::PostPacket(int peer, const iovec* iov, int iovcnt,
 
 Status UcxDriver::PostRdvSend(int peer, uint64_t key, const void* buf,
                               size_t len, Completion* done) noexcept {
-  if (done == nullptr || (buf == nullptr && len > 0))
+  if (done == nullptr || (buf == nullptr && len > 0) || key >= kMaxRdvKey)
     return Status::kInvalidArgument;
   Peer* p = nullptr;
   Op* op = nullptr;
@@ -444,7 +447,7 @@ Status UcxDriver::PostRdvSend(int peer, uint64_t key, const void* buf,
 
 Status UcxDriver::PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
                               Completion* done) noexcept {
-  if (done == nullptr || (buf == nullptr && len > 0))
+  if (done == nullptr || (buf == nullptr && len > 0) || key >= kMaxRdvKey)
     return Status::kInvalidArgument;
   Peer* p = nullptr;
   Op* op = nullptr;
