@@ -14,10 +14,12 @@ Three pieces, used from the root BUILD:
       //nmad/strategies:strategy need no visibility change), minus anything
       under an `internal/` directory and the paths listed in `exclude`.
 
-  rondo_install(name, bins, libs, headers, pkgconfig, version, soversion)
+  rondo_install(name, bins, libs, headers, pkgconfig, version, soversion,
+                bin_templates)
       An sh_binary `name` running tools/install.sh, plus its manifest
       `name.manifest` (one line per thing to install; see install.sh).
-      bins go to bin/, libs to lib/ as lib*.so.<soversion> with a lib*.so
+      bins go to bin/, bin_templates (scripts `X.in`, @VERSION@ filled here,
+      @PREFIX@ at install time) to bin/X, libs to lib/ as lib*.so.<soversion> with a lib*.so
       symlink, headers to include/rondo/<workspace path>, pkg-config
       templates (*.pc.in, @VERSION@ filled here, @PREFIX@ at install time)
       to lib/pkgconfig/.
@@ -163,6 +165,18 @@ def _manifest_impl(ctx):
         lines.append("template 644 %s lib/pkgconfig/%s" % (_src(ctx, pc), template.basename[:-len(".in")]))
         runfiles.append(pc)
 
+    for script in ctx.files.bin_templates:
+        if not script.basename.endswith(".in"):
+            fail("bin_templates: %s is not a .in template" % script.short_path)
+        out = ctx.actions.declare_file("%s.bin/%s" % (ctx.label.name, script.basename))
+        ctx.actions.expand_template(
+            template = script,
+            output = out,
+            substitutions = {"@VERSION@": ctx.attr.version},
+        )
+        lines.append("template 755 %s bin/%s" % (_src(ctx, out), script.basename[:-len(".in")]))
+        runfiles.append(out)
+
     for line in lines:
         if len(line.split(" ")) != 4:
             fail("install manifest: a path contains a space: %s" % line)
@@ -177,6 +191,7 @@ def _manifest_impl(ctx):
 _rondo_install_manifest = rule(
     implementation = _manifest_impl,
     attrs = {
+        "bin_templates": attr.label_list(allow_files = [".in"]),
         "bins": attr.label_list(cfg = "target"),
         "headers": attr.label_list(allow_files = True),
         "libs": attr.label_list(cfg = "target"),
@@ -187,11 +202,12 @@ _rondo_install_manifest = rule(
     },
 )
 
-def rondo_install(name, bins, libs, headers, pkgconfig, version, soversion, visibility = None):
+def rondo_install(name, bins, libs, headers, pkgconfig, version, soversion, bin_templates = [], visibility = None):
     _rondo_install_manifest(
         name = name + "_manifest",
         out = name + ".manifest",
         bins = bins,
+        bin_templates = bin_templates,
         libs = libs,
         headers = headers,
         pkgconfig = pkgconfig,

@@ -100,7 +100,7 @@ san=()
 # ---- pkg-config ----
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 step "pkg-config: $(pkg-config --modversion rondo) / $(pkg-config --cflags --libs rondo)"
-[[ "$(pkg-config --modversion rondo)" == 0.3.0 ]] || fail "pkg-config version"
+[[ "$(pkg-config --modversion rondo)" == 0.4.0 ]] || fail "pkg-config version"
 cflags=$(pkg-config --cflags rondo)
 [[ " $cflags " == *" -I$prefix/include/rondo "* ]] || fail "Cflags lack -I$prefix/include/rondo: $cflags"
 [[ " $cflags " == *" -std=c++20 "* ]] || fail "Cflags lack -std=c++20: $cflags"
@@ -143,6 +143,29 @@ if gcc -std=c11 -Wall -Wextra -Werror ${san[@]+"${san[@]}"} -o outside_c "$srcdi
 else
   fail "gcc could not build outside_c.c"
 fi
+
+# ---- an MPI program through rondo-mpicc, run by rondo-run ----
+step "MPI: rondo-mpicc outside_mpi.c, rondo-run -n 3"
+if "$prefix/bin/rondo-mpicc" -std=c11 -Wall -Wextra -Werror ${san[@]+"${san[@]}"} \
+    -o outside_mpi "$srcdir/outside_mpi.c"; then
+  out=$(env -u RONDO_PROGRESS "$prefix/bin/rondo-run" -n 3 --timeout 60 ./outside_mpi 2>&1) ||
+    fail "rondo-run -n 3 outside_mpi exited $?: $out"
+  echo "$out"
+  [[ "$out" == *"outside_mpi: ok (3 ranks)"* ]] || fail "outside_mpi did not finish"
+else
+  fail "rondo-mpicc could not build outside_mpi.c"
+fi
+step "MPI: rondo-mpicxx (the same program as C++), pkg-config rondo-mpi"
+"$prefix/bin/rondo-mpicxx" -x c++ -std=c++20 -Wall -Werror ${san[@]+"${san[@]}"} \
+    -o outside_mpicxx "$srcdir/outside_mpi.c" || fail "rondo-mpicxx failed"
+out=$(env -u RONDO_PROGRESS "$prefix/bin/rondo-run" -n 2 --timeout 60 ./outside_mpicxx 2>&1) ||
+  fail "outside_mpicxx exited $?: $out"
+[[ "$out" == *"outside_mpi: ok (2 ranks)"* ]] || fail "outside_mpicxx did not finish: $out"
+[[ "$(pkg-config --modversion rondo-mpi)" == 0.4.0 ]] || fail "rondo-mpi.pc version"
+gcc -std=c11 ${san[@]+"${san[@]}"} -o outside_mpi_pc "$srcdir/outside_mpi.c" \
+    $(pkg-config --cflags --libs rondo-mpi) || fail "gcc with pkg-config rondo-mpi failed"
+[[ "$("$prefix/bin/rondo-mpicc" --showme:compile)" == "-I$prefix/include/rondo/nmad/mpi/include" ]] ||
+  fail "rondo-mpicc --showme:compile"
 
 # ---- installed tools ----
 step "rondo-info --config"

@@ -1,0 +1,161 @@
+// Executor: runs a collective schedule (schedule.h) with engine tasks.
+//
+// Life of a collective: Start() resolves the schedule's buffers, allocates
+// the temporaries, and submits one engine task per step that has no
+// dependencies. A send/receive step's task posts the message on the
+// communicator's session (tag = the collective's tag base | step tag); the
+// request's completion callback marks the step done. A reduce/copy step's
+// task does the work and marks itself done. Marking a step done submits
+// every dependent step whose dependencies are now all done. So steps run as
+// soon as their inputs arrive, on whichever trigger runs engine tasks —
+// a progress thread, the timer, a Wait, a task runtime's idle hook — and a
+// nonblocking collective progresses without any call from the application.
+// Every step task has the Core's task cpuset (Core::task_cpuset()), the
+// cores the progress configuration gives communication work.
+//
+// When the last step is done (or, after a failure, every step that was
+// started has finished) the operation is complete: done() becomes true and
+// the `on_done` callback runs (from an engine task or a waiting thread).
+//
+// Thread-safety: Start, then done()/status()/Wait()/Test() from any
+// thread. The Operation must stay alive and unmoved until done(); its
+// destructor must not run before (it checks, and aborts otherwise). It may
+// be started again once done. on_done must not destroy the Operation.
+#ifndef RONDO_NMAD_COLL_EXECUTOR_H_
+#define RONDO_NMAD_COLL_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdlib>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/status.h"
+#include "engine/task.h"
+#include "nmad/coll/schedule.h"
+#include "nmad/core.h"
+#include "queues/spin_lock.h"
+
+namespace rondo::nmad::coll {
+
+// A reduction over `count` elements: inout[i] = in[i] op inout[i]. Called
+// from engine tasks; must not throw.
+struct ReduceFn {
+  void (*fn)(const void* in, void* inout, uint64_t count,
+             void* ctx) noexcept = nullptr;
+  void* ctx = nullptr;
+  uint64_t elem_size = 1;
+};
+
+// The communicator a collective runs on, as the executor needs it.
+struct CommView {
+  Core* core = nullptr;
+  Session* session = nullptr;     // the communicator's collective session
+  const int* world_ranks = nullptr;  // comm rank -> session (job) rank
+  int size = 0;
+};
+
+// Collective tags on a session: bit 30 tells blocking from nonblocking
+// collectives, bits 12..29 hold the communicator's collective sequence
+// number (mod 2^18), bits 0..11 the step tag.
+uint32_t TagBase(uint64_t sequence, bool blocking);
+
+class Operation {
+ public:
+  using DoneFn = void (*)(Operation& op, void* arg) noexcept;
+
+  Operation() = default;
+  ~Operation();
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+
+  // Starts `schedule` on `comm` with the caller's buffers (buf 0 = send,
+  // buf 1 = recv; either may be null when the schedule does not use it).
+  // Returns kOk (the operation runs; on_done will be called once), or with
+  // nothing started kInvalidArgument (a malformed schedule, error() says
+  // why) or kShutdown.
+  engine::Status Start(const CommView& comm, Schedule schedule,
+                       const void* send_buf, void* recv_buf,
+                       uint32_t tag_base, ReduceFn reduce,
+                       DoneFn on_done = nullptr, void* done_arg = nullptr);
+
+  bool done() const noexcept {
+    return done_.load(std::memory_order_acquire);
+  }
+  // kInProgress until done; then kOk, or the first failure's status
+  // (kPeerFailed, kTruncated when a message had an unexpected size, ...).
+  engine::Status status() const noexcept {
+    return done() ? status_ : engine::Status::kInProgress;
+  }
+  // What failed ("" when nothing did).
+  std::string error() const;
+
+  // Progress from the caller until done. From the first Wait on, steps that
+  // become ready are run by the waiting thread itself (explicit polling, the
+  // first of the engine's triggers) instead of going through the engine's
+  // queues; steps already queued still run wherever the engine runs them.
+  engine::Status Wait() noexcept;
+  // One progress pass; true when done.
+  bool Test() noexcept;
+
+  // Number of step tasks run, for tests.
+  uint64_t steps_run() const noexcept {
+    return steps_run_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct StepState {
+    Operation* op = nullptr;
+    uint32_t index = 0;
+    engine::Task task;
+    Request req;
+    std::atomic<uint32_t> remaining{0};  // deps not done yet
+    bool posted = false;                 // req was started
+  };
+  void Quiesce() noexcept;
+  void RunReady() noexcept;
+  static engine::TaskResult RunStep(void* arg) noexcept;
+  static void OnRequestDone(Request& req, engine::Status s,
+                            void* arg) noexcept;
+  void Launch(StepState& st) noexcept;
+  void StepDone(StepState& st) noexcept;
+  void Fail(engine::Status s, std::string what) noexcept;
+  uint8_t* Resolve(const BufRef& ref) const noexcept;
+
+  CommView comm_;
+  Schedule schedule_;
+  uint8_t* bufs_[2] = {nullptr, nullptr};
+  std::vector<uint8_t*> tmp_;
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const noexcept { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, FreeDeleter> tmp_storage_;
+  uint32_t tag_base_ = 0;
+  ReduceFn reduce_;
+  DoneFn on_done_ = nullptr;
+  void* done_arg_ = nullptr;
+  std::unique_ptr<StepState[]> steps_;
+  std::vector<uint32_t> dependents_;     // CSR: dependents of step i are
+  std::vector<uint32_t> dependents_at_;  // dependents_[at[i] .. at[i+1])
+  std::atomic<uint32_t> left_{0};        // steps not finished
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> done_{false};
+  std::atomic<bool> started_{false};
+  std::atomic<uint64_t> steps_run_{0};
+  // Steps made ready while a thread waits (see Wait), run by that thread.
+  std::atomic<bool> waiter_{false};
+  std::atomic<bool> has_ready_{false};
+  queues::SpinLock ready_mu_;
+  std::vector<uint32_t> ready_;    // reserved at Start: no allocation
+  std::vector<uint32_t> running_;  // the waiter's copy
+  engine::Status status_ = engine::Status::kOk;
+  mutable std::mutex error_mu_;
+  std::string error_;
+};
+
+}  // namespace rondo::nmad::coll
+
+#endif  // RONDO_NMAD_COLL_EXECUTOR_H_

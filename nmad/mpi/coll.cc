@@ -1,0 +1,1103 @@
+// MadMPI collectives: the 17 MPI-3 collectives, blocking and nonblocking,
+// as nmad/coll schedules run by engine tasks (nmad/coll/executor.h).
+//
+// Each call checks its arguments, bumps the communicator's collective
+// sequence number (on every rank, whatever the rank's role), turns (count,
+// datatype) into bytes — packing derived datatypes into staging buffers and
+// registering their unpacking for when the schedule completes — builds the
+// schedule (algorithm by size and process count, or RONDO_COLL_<NAME>) and
+// starts it. A blocking call then waits; a nonblocking one returns a
+// request, and its steps progress in the background.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+#include "nmad/coll/algorithms.h"
+#include "nmad/coll/executor.h"
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/coll.h"
+#include "nmad/mpi/internal/requests.h"
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+namespace {
+
+using coll::Collective;
+using coll::CollArgs;
+using ReqPtr = std::shared_ptr<MpiRequest>;
+
+uint8_t* Stage(MpiRequest& r, size_t bytes) {
+  r.stagings.push_back(std::make_unique<uint8_t[]>(bytes ? bytes : 1));
+  return r.stagings.back().get();
+}
+
+// `count` items of `t` at `buf` as contiguous bytes for a schedule.
+const uint8_t* InBytes(MpiRequest& r, const void* buf, int64_t count,
+                       const Datatype& t) {
+  const size_t bytes = static_cast<size_t>(count) * t.size();
+  if (bytes == 0) return nullptr;
+  if (t.is_contiguous()) return static_cast<const uint8_t*>(buf) + t.true_lb();
+  uint8_t* s = Stage(r, bytes);
+  t.Pack(buf, count, s);
+  return s;
+}
+
+// Where a schedule writes `count` items of `t` for `buf`: the buffer itself
+// for contiguous types, else a staging buffer unpacked at completion.
+// `prefill` packs the current contents first (in-place forms).
+uint8_t* OutBytes(MpiRequest& r, void* buf, int64_t count, const TypePtr& t,
+                  bool prefill = false) {
+  const size_t bytes = static_cast<size_t>(count) * t->size();
+  if (bytes == 0) return nullptr;
+  if (t->is_contiguous()) return static_cast<uint8_t*>(buf) + t->true_lb();
+  uint8_t* s = Stage(r, bytes);
+  if (prefill) t->Pack(buf, count, s);
+  r.on_complete.push_back([s, buf, count, t, bytes] {
+    t->Unpack(s, static_cast<int64_t>(bytes), buf, count);
+  });
+  return s;
+}
+
+struct ReduceCtx {
+  std::shared_ptr<const Op> op;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;
+  TypePtr type;  // the element type the schedule's elements are made of
+};
+
+void ReduceTrampoline(const void* in, void* inout, uint64_t count,
+                      void* ctx) noexcept {
+  auto* c = static_cast<ReduceCtx*>(ctx);
+  Apply(*c->op, c->handle, *c->type, in, inout,
+          static_cast<int64_t>(count));
+}
+
+// Reduction buffers: the schedule sees `elem_size`-byte elements.
+//  - contiguous types: the user's buffers, elements of the type's size;
+//  - predefined ops on derived types: packed basic elements;
+//  - user ops on derived types: an "extent layout" copy (element i at
+//    i * extent), since the user function indexes by extent.
+struct ReduceBufs {
+  const uint8_t* send = nullptr;
+  uint8_t* recv = nullptr;
+  uint64_t elem_size = 1;
+  uint64_t bytes = 0;
+};
+
+ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
+                       int count, MPI_Datatype handle, const TypePtr& type,
+                       const std::shared_ptr<const Op>& op, bool in_place,
+                       bool has_output, coll::ReduceFn* fn) {
+  auto ctx = std::make_shared<ReduceCtx>();
+  ctx->op = op;
+  ReduceBufs b;
+  const void* input = in_place ? recvbuf : sendbuf;
+  if (type->is_contiguous() || count == 0) {
+    ctx->handle = handle;
+    ctx->type = type;
+    b.elem_size = type->size() ? type->size() : 1;
+    b.bytes = static_cast<uint64_t>(count) * type->size();
+    b.send = b.bytes ? static_cast<const uint8_t*>(input) + type->true_lb()
+                     : nullptr;
+    b.recv = has_output && b.bytes
+                 ? static_cast<uint8_t*>(recvbuf) + type->true_lb()
+                 : nullptr;
+  } else if (op->predefined && type->uniform_basic() != MPI_DATATYPE_NULL &&
+             Predefined(type->uniform_basic())->is_contiguous()) {
+    const MPI_Datatype basic = type->uniform_basic();
+    ctx->handle = basic;
+    ctx->type = std::shared_ptr<const Datatype>(type, Predefined(basic));
+    b.elem_size = Predefined(basic)->size();
+    b.bytes = static_cast<uint64_t>(count) * type->size();
+    b.send = InBytes(r, input, count, *type);
+    if (has_output) b.recv = OutBytes(r, recvbuf, count, type);
+  } else {
+    ctx->handle = handle;
+    ctx->type = type;
+    const int64_t ext = type->extent();
+    b.elem_size = static_cast<uint64_t>(ext);
+    b.bytes = static_cast<uint64_t>(count) * ext;
+    // Staging base B stands for user address buf + lb.
+    auto copy_in = [&](const void* buf) {
+      uint8_t* s = Stage(r, b.bytes);
+      std::memset(s, 0, b.bytes);
+      std::memcpy(s + (type->true_lb() - type->lb()),
+                  static_cast<const uint8_t*>(buf) + type->true_lb(),
+                  static_cast<size_t>(type->SpanBytes(count)));
+      return s;
+    };
+    b.send = copy_in(input);
+    if (has_output) {
+      uint8_t* s = Stage(r, b.bytes);
+      b.recv = s;
+      const int64_t packed = static_cast<int64_t>(count) * type->size();
+      r.on_complete.push_back([s, recvbuf, count, type, packed] {
+        // Only the type's data goes back: the holes stay untouched.
+        std::vector<uint8_t> tmp(static_cast<size_t>(packed));
+        type->Pack(s - type->lb(), count, tmp.data());
+        type->Unpack(tmp.data(), packed, recvbuf, count);
+      });
+    }
+  }
+  fn->fn = &ReduceTrampoline;
+  fn->ctx = ctx.get();
+  fn->elem_size = b.elem_size;
+  r.reduce_ctx = ctx;
+  return b;
+}
+
+void OnCollDone(coll::Operation& op, void* arg) noexcept {
+  auto* r = static_cast<MpiRequest*>(arg);
+  if (op.error().empty())
+    for (auto& f : r->on_complete) f();
+}
+
+// Builds and starts the schedule; waits when blocking.
+int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
+           const void* send, void* recv, coll::ReduceFn reduce,
+           bool blocking, MPI_Request* out, const char* fn) {
+  args.rank = comm->rank;
+  args.size = comm->size;
+  args.segment_bytes = st.segment_bytes;
+  args.radix = st.radix;
+  args.elem_size = reduce.fn ? reduce.elem_size : 1;
+  const uint64_t seq = comm->coll_seq.fetch_add(1, std::memory_order_relaxed);
+  const coll::Algorithm forced = st.forced[static_cast<int>(args.collective)];
+  coll::Schedule sched;
+  std::string e = coll::Build(forced, args, &sched);
+  if (!e.empty() && forced != coll::Algorithm::kAuto) {
+    // e.g. a forced ring allreduce with a non-commutative user op.
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true))
+      std::fprintf(stderr,
+                   "rondo: RONDO_COLL_%s=%s cannot run a call (%s); using "
+                   "the default algorithm\n",
+                   std::string(coll::CollectiveName(args.collective)).c_str(),
+                   std::string(coll::AlgorithmName(forced)).c_str(),
+                   e.c_str());
+    sched = {};
+    e = coll::Build(coll::Algorithm::kAuto, args, &sched);
+  }
+  if (!e.empty()) return RaiseError(comm.get(), MPI_ERR_ARG, fn, e);
+  r->kind = MpiRequest::Kind::kColl;
+  r->comm = comm;
+  r->fn = fn;
+  r->op = std::make_unique<coll::Operation>();
+  coll::CommView view{&st.core(), comm->coll, comm->world.data(),
+                      comm->size};
+  Status s = r->op->Start(view, std::move(sched), send, recv,
+                          coll::TagBase(seq, blocking), reduce, &OnCollDone,
+                          r.get());
+  if (s != Status::kOk) {
+    r->kind = MpiRequest::Kind::kDone;
+    return RaiseError(comm.get(), MPI_ERR_INTERN, fn,
+                      "cannot start the collective: " + r->op->error());
+  }
+  if (blocking) {
+    (void)r->op->Wait();
+    return Finish(st, *r, fn);
+  }
+  *out = st.requests.Add(std::move(r));
+  return MPI_SUCCESS;
+}
+
+// Common argument checks; returns the communicator or null with *err set.
+CommPtr Enter(State& st, MPI_Comm c, bool blocking, MPI_Request* request,
+              const char* fn, int* err) {
+  CommPtr comm = CheckComm(st, c, fn, err);
+  if (!comm) return nullptr;
+  if (!blocking && request == nullptr) {
+    *err = RaiseError(comm.get(), MPI_ERR_REQUEST, fn,
+                      "request is NULL (pass the address of an MPI_Request)");
+    return nullptr;
+  }
+  return comm;
+}
+
+bool CheckCounts(const int* counts, const int* displs, int n,
+                 const Comm& comm, const char* fn, const char* cname,
+                 const char* dname, int* err) {
+  if (counts == nullptr || (dname != nullptr && displs == nullptr)) {
+    *err = RaiseError(&comm, MPI_ERR_ARG, fn,
+                      std::string(cname) + " or " + (dname ? dname : "") +
+                          " is NULL");
+    return false;
+  }
+  for (int i = 0; i < n; ++i)
+    if (counts[i] < 0) {
+      *err = RaiseError(&comm, MPI_ERR_COUNT, fn,
+                        std::string(cname) + "[" + std::to_string(i) +
+                            "] = " + std::to_string(counts[i]) +
+                            " (must be >= 0)");
+      return false;
+    }
+  return true;
+}
+
+// ---- the collectives ----
+
+int Barrier(MPI_Comm c, bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  CollArgs a;
+  a.collective = Collective::kBarrier;
+  return Launch(*st, comm, std::make_shared<MpiRequest>(), a, nullptr,
+                nullptr, {}, blocking, req, kFn);
+}
+
+int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
+          bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  TypePtr type = CheckType(*st, dt, comm.get(), kFn, &err);
+  if (!type) return err;
+  if (!CheckCount(count, comm.get(), kFn, &err) ||
+      !CheckRoot(root, *comm, kFn, &err) ||
+      !CheckBuffer(buf, count, *type, comm.get(), kFn, &err, "buffer"))
+    return err;
+  auto r = std::make_shared<MpiRequest>();
+  r->type = type;
+  CollArgs a;
+  a.collective = Collective::kBcast;
+  a.root = root;
+  a.bytes = static_cast<uint64_t>(count) * type->size();
+  uint8_t* data = comm->rank == root
+                      ? const_cast<uint8_t*>(InBytes(*r, buf, count, *type))
+                      : OutBytes(*r, buf, count, type);
+  return Launch(*st, comm, r, a, nullptr, data, {}, blocking, req, kFn);
+}
+
+// Reduce, Allreduce, Scan, Exscan: one vector per rank.
+int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
+               int count, MPI_Datatype dt, MPI_Op o, int root, MPI_Comm c,
+               bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  TypePtr type = CheckType(*st, dt, comm.get(), kFn, &err);
+  if (!type) return err;
+  if (!CheckCount(count, comm.get(), kFn, &err)) return err;
+  auto op = CheckOpArg(*st, o, *type, comm.get(), kFn, &err);
+  if (!op) return err;
+  const bool is_root = kind != Collective::kReduce || comm->rank == root;
+  if (kind == Collective::kReduce && !CheckRoot(root, *comm, kFn, &err))
+    return err;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !is_root)
+    return RaiseError(comm.get(), MPI_ERR_BUFFER, kFn,
+                      "sendbuf = MPI_IN_PLACE is only allowed at the root");
+  if ((!in_place &&
+       !CheckBuffer(sendbuf, count, *type, comm.get(), kFn, &err,
+                    "sendbuf")) ||
+      (is_root && !CheckBuffer(recvbuf, count, *type, comm.get(), kFn, &err,
+                               "recvbuf")))
+    return err;
+  auto r = std::make_shared<MpiRequest>();
+  r->type = type;
+  coll::ReduceFn fn_ctx;
+  // Exscan's rank 0 output is undefined: the schedule leaves it alone.
+  ReduceBufs b = SetupReduce(*r, sendbuf, recvbuf, count, dt, type, op,
+                             in_place, is_root, &fn_ctx);
+  CollArgs a;
+  a.collective = kind;
+  a.root = root;
+  a.bytes = b.bytes;
+  a.commutative = op->commutative;
+  return Launch(*st, comm, r, a, b.send, b.recv, fn_ctx, blocking, req, kFn);
+}
+
+int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
+           void* recvbuf, int rcount, MPI_Datatype rtype, int root,
+           MPI_Comm c, bool all, bool blocking, MPI_Request* req,
+           const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  if (!all && !CheckRoot(root, *comm, kFn, &err)) return err;
+  const bool is_root = all || comm->rank == root;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !is_root)
+    return RaiseError(comm.get(), MPI_ERR_BUFFER, kFn,
+                      "sendbuf = MPI_IN_PLACE is only allowed at the root");
+  TypePtr st_type, rt_type;
+  if (!in_place) {
+    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
+    if (!st_type || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
+        !CheckBuffer(sendbuf, scount, *st_type, comm.get(), kFn, &err,
+                     "sendbuf"))
+      return err;
+  }
+  if (is_root) {
+    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
+    if (!rt_type || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
+        !CheckBuffer(recvbuf, rcount, *rt_type, comm.get(), kFn, &err,
+                     "recvbuf"))
+      return err;
+  }
+  auto r = std::make_shared<MpiRequest>();
+  r->type = st_type ? st_type : rt_type;
+  r->more_types = {rt_type};
+  const uint64_t block =
+      in_place || (!st_type)
+          ? static_cast<uint64_t>(rcount) * rt_type->size()
+          : static_cast<uint64_t>(scount) * st_type->size();
+  if (is_root && static_cast<uint64_t>(rcount) * rt_type->size() != block)
+    return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,
+                      "sendcount x sendtype (" + std::to_string(block) +
+                          " bytes) differs from recvcount x recvtype (" +
+                          std::to_string(rcount * rt_type->size()) +
+                          " bytes) at the root");
+  uint8_t* out = nullptr;
+  if (is_root)
+    out = OutBytes(*r, recvbuf, static_cast<int64_t>(rcount) * comm->size,
+                   rt_type, /*prefill=*/in_place);
+  const uint8_t* in = in_place ? (out ? out + comm->rank * block : nullptr)
+                               : InBytes(*r, sendbuf, scount, *st_type);
+  CollArgs a;
+  a.collective = all ? Collective::kAllgather : Collective::kGather;
+  a.root = root;
+  a.bytes = block;
+  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+}
+
+int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
+            void* recvbuf, int rcount, MPI_Datatype rtype, int root,
+            MPI_Comm c, bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  if (!CheckRoot(root, *comm, kFn, &err)) return err;
+  const bool is_root = comm->rank == root;
+  const bool in_place = recvbuf == MPI_IN_PLACE;
+  if (in_place && !is_root)
+    return RaiseError(comm.get(), MPI_ERR_BUFFER, kFn,
+                      "recvbuf = MPI_IN_PLACE is only allowed at the root");
+  TypePtr st_type, rt_type;
+  if (is_root) {
+    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
+    if (!st_type || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
+        !CheckBuffer(sendbuf, scount, *st_type, comm.get(), kFn, &err,
+                     "sendbuf"))
+      return err;
+  }
+  if (!in_place) {
+    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
+    if (!rt_type || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
+        !CheckBuffer(recvbuf, rcount, *rt_type, comm.get(), kFn, &err,
+                     "recvbuf"))
+      return err;
+  }
+  auto r = std::make_shared<MpiRequest>();
+  r->type = rt_type ? rt_type : st_type;
+  r->more_types = {st_type};
+  const uint64_t block =
+      st_type ? static_cast<uint64_t>(scount) * st_type->size()
+              : static_cast<uint64_t>(rcount) * rt_type->size();
+  if (is_root && !in_place &&
+      static_cast<uint64_t>(rcount) * rt_type->size() != block)
+    return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,
+                      "sendcount x sendtype differs from recvcount x "
+                      "recvtype at the root");
+  const uint8_t* in =
+      is_root ? InBytes(*r, sendbuf, static_cast<int64_t>(scount) * comm->size,
+                        *st_type)
+              : nullptr;
+  uint8_t* out = in_place ? const_cast<uint8_t*>(in ? in + root * block
+                                                    : nullptr)
+                          : OutBytes(*r, recvbuf, rcount, rt_type);
+  CollArgs a;
+  a.collective = Collective::kScatter;
+  a.root = root;
+  a.bytes = block;
+  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+}
+
+// Gatherv / Allgatherv. Derived receive types use a packed staging layout
+// (blocks back to back) and unpack each block at its displacement.
+int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
+            void* recvbuf, const int* rcounts, const int* displs,
+            MPI_Datatype rtype, int root, MPI_Comm c, bool all,
+            bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  if (!all && !CheckRoot(root, *comm, kFn, &err)) return err;
+  const bool is_root = all || comm->rank == root;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !is_root)
+    return RaiseError(comm.get(), MPI_ERR_BUFFER, kFn,
+                      "sendbuf = MPI_IN_PLACE is only allowed at the root");
+  TypePtr st_type, rt_type;
+  if (!in_place) {
+    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
+    if (!st_type || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
+        !CheckBuffer(sendbuf, scount, *st_type, comm.get(), kFn, &err,
+                     "sendbuf"))
+      return err;
+  }
+  const int n = comm->size;
+  if (is_root) {
+    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
+    if (!rt_type ||
+        !CheckCounts(rcounts, displs, n, *comm, kFn, "recvcounts", "displs",
+                     &err))
+      return err;
+  }
+  auto r = std::make_shared<MpiRequest>();
+  r->type = st_type ? st_type : rt_type;
+  r->more_types = {rt_type};
+  CollArgs a;
+  a.collective = all ? Collective::kAllgatherv : Collective::kGatherv;
+  a.root = root;
+  uint8_t* out = nullptr;
+  if (is_root) {
+    a.counts.resize(n);
+    a.displs.resize(n);
+    const int64_t sz = rt_type->size();
+    if (rt_type->is_contiguous()) {
+      for (int i = 0; i < n; ++i) {
+        a.counts[i] = static_cast<uint64_t>(rcounts[i]) * sz;
+        a.displs[i] = static_cast<uint64_t>(displs[i]) * rt_type->extent();
+      }
+      out = static_cast<uint8_t*>(recvbuf) + rt_type->true_lb();
+    } else {
+      uint64_t total = 0;
+      for (int i = 0; i < n; ++i) {
+        a.counts[i] = static_cast<uint64_t>(rcounts[i]) * sz;
+        a.displs[i] = total;
+        total += a.counts[i];
+      }
+      out = Stage(*r, total);
+      std::vector<int> cs(rcounts, rcounts + n), ds(displs, displs + n);
+      std::vector<uint64_t> at = a.displs;
+      const int64_t ext = rt_type->extent();
+      TypePtr t = rt_type;
+      if (in_place)
+        t->Pack(static_cast<uint8_t*>(recvbuf) + ds[comm->rank] * ext,
+                cs[comm->rank], out + at[comm->rank]);
+      r->on_complete.push_back([t, out, recvbuf, cs, ds, at, ext] {
+        for (size_t i = 0; i < cs.size(); ++i)
+          t->Unpack(out + at[i], cs[i] * t->size(),
+                    static_cast<uint8_t*>(recvbuf) + ds[i] * ext, cs[i]);
+      });
+    }
+    for (int i = 0; i < n; ++i)
+      if (rcounts[i] < 0)
+        return RaiseError(comm.get(), MPI_ERR_COUNT, kFn, "recvcounts < 0");
+  }
+  const uint64_t mine =
+      in_place ? a.counts[comm->rank]
+               : static_cast<uint64_t>(scount) * st_type->size();
+  if (is_root && mine != a.counts[comm->rank])
+    return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,
+                      "sendcount x sendtype differs from recvcounts[rank] x "
+                      "recvtype");
+  a.bytes = mine;
+  const uint8_t* in = in_place ? out + a.displs[comm->rank]
+                               : InBytes(*r, sendbuf, scount, *st_type);
+  if (!all && !is_root) {
+    a.counts.assign(n, 0);  // only the root's matter; kept for the builder
+    a.displs.assign(n, 0);
+    a.counts[comm->rank] = mine;
+  }
+  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+}
+
+int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
+             MPI_Datatype stype, void* recvbuf, int rcount,
+             MPI_Datatype rtype, int root, MPI_Comm c, bool blocking,
+             MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  if (!CheckRoot(root, *comm, kFn, &err)) return err;
+  const int n = comm->size;
+  const bool is_root = comm->rank == root;
+  const bool in_place = recvbuf == MPI_IN_PLACE;
+  if (in_place && !is_root)
+    return RaiseError(comm.get(), MPI_ERR_BUFFER, kFn,
+                      "recvbuf = MPI_IN_PLACE is only allowed at the root");
+  TypePtr st_type, rt_type;
+  if (is_root) {
+    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
+    if (!st_type || !CheckCounts(scounts, displs, n, *comm, kFn,
+                                 "sendcounts", "displs", &err))
+      return err;
+  }
+  if (!in_place) {
+    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
+    if (!rt_type || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
+        !CheckBuffer(recvbuf, rcount, *rt_type, comm.get(), kFn, &err,
+                     "recvbuf"))
+      return err;
+  }
+  auto r = std::make_shared<MpiRequest>();
+  r->type = rt_type ? rt_type : st_type;
+  r->more_types = {st_type};
+  CollArgs a;
+  a.collective = Collective::kScatterv;
+  a.root = root;
+  a.counts.assign(n, 0);
+  a.displs.assign(n, 0);
+  const uint8_t* in = nullptr;
+  if (is_root) {
+    const int64_t sz = st_type->size();
+    if (st_type->is_contiguous()) {
+      for (int i = 0; i < n; ++i) {
+        a.counts[i] = static_cast<uint64_t>(scounts[i]) * sz;
+        a.displs[i] = static_cast<uint64_t>(displs[i]) * st_type->extent();
+      }
+      in = static_cast<const uint8_t*>(sendbuf) + st_type->true_lb();
+    } else {
+      uint64_t total = 0;
+      for (int i = 0; i < n; ++i) {
+        a.counts[i] = static_cast<uint64_t>(scounts[i]) * sz;
+        a.displs[i] = total;
+        total += a.counts[i];
+      }
+      uint8_t* s = Stage(*r, total);
+      for (int i = 0; i < n; ++i)
+        st_type->Pack(static_cast<const uint8_t*>(sendbuf) +
+                          displs[i] * st_type->extent(),
+                      scounts[i], s + a.displs[i]);
+      in = s;
+    }
+  }
+  const uint64_t mine = in_place
+                            ? a.counts[comm->rank]
+                            : static_cast<uint64_t>(rcount) * rt_type->size();
+  if (is_root && mine != a.counts[comm->rank])
+    return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,
+                      "sendcounts[root] x sendtype differs from recvcount x "
+                      "recvtype at the root");
+  a.counts[comm->rank] = mine;
+  a.bytes = mine;
+  uint8_t* out = in_place ? const_cast<uint8_t*>(in) + a.displs[root]
+                          : OutBytes(*r, recvbuf, rcount, rt_type);
+  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+}
+
+// Alltoall, Alltoallv and Alltoallw share one path: per-peer byte blocks.
+// Non-contiguous types are packed per peer (blocks back to back).
+struct PeerSide {
+  const void* buf;
+  const int* counts;
+  const int* displs;       // elements (v) or bytes (w)
+  bool displs_in_bytes;
+  std::vector<TypePtr> types;  // per peer
+};
+
+int AlltoallCommon(Collective kind, PeerSide send, PeerSide recv,
+                   bool in_place, const CommPtr& comm, State& st,
+                   bool blocking, MPI_Request* req, const char* fn) {
+  const int n = comm->size;
+  auto r = std::make_shared<MpiRequest>();
+  r->more_types = recv.types;
+  for (auto& t : send.types) r->more_types.push_back(t);
+  auto disp = [](const PeerSide& p, int i) -> int64_t {
+    return p.displs_in_bytes ? p.displs[i]
+                             : static_cast<int64_t>(p.displs[i]) *
+                                   p.types[i]->extent();
+  };
+  bool contiguous = true;
+  for (int i = 0; i < n; ++i)
+    contiguous = contiguous && recv.types[i]->is_contiguous() &&
+                 recv.types[i]->true_lb() == 0 &&
+                 (in_place || (send.types[i]->is_contiguous() &&
+                               send.types[i]->true_lb() == 0));
+  CollArgs a;
+  a.collective = Collective::kAlltoallv;
+  a.counts.resize(n);
+  a.displs.resize(n);
+  a.send_counts.resize(n);
+  a.send_displs.resize(n);
+  const uint8_t* in;
+  uint8_t* out;
+  if (contiguous && !in_place) {
+    for (int i = 0; i < n; ++i) {
+      a.counts[i] = static_cast<uint64_t>(recv.counts[i]) * recv.types[i]->size();
+      a.displs[i] = disp(recv, i);
+      a.send_counts[i] =
+          static_cast<uint64_t>(send.counts[i]) * send.types[i]->size();
+      a.send_displs[i] = disp(send, i);
+    }
+    in = static_cast<const uint8_t*>(send.buf);
+    out = static_cast<uint8_t*>(const_cast<void*>(recv.buf));
+  } else {
+    // Pack: inputs (the receive buffer itself when in place) and outputs
+    // in staging, blocks back to back; unpack every block at completion.
+    const PeerSide& src = in_place ? recv : send;
+    uint64_t sin = 0, sout = 0;
+    for (int i = 0; i < n; ++i) {
+      a.send_counts[i] =
+          static_cast<uint64_t>(src.counts[i]) * src.types[i]->size();
+      a.send_displs[i] = sin;
+      sin += a.send_counts[i];
+      a.counts[i] = static_cast<uint64_t>(recv.counts[i]) * recv.types[i]->size();
+      a.displs[i] = sout;
+      sout += a.counts[i];
+    }
+    uint8_t* sbuf = Stage(*r, sin);
+    for (int i = 0; i < n; ++i)
+      src.types[i]->Pack(static_cast<const uint8_t*>(src.buf) + disp(src, i),
+                         src.counts[i], sbuf + a.send_displs[i]);
+    uint8_t* rbuf = Stage(*r, sout);
+    std::vector<TypePtr> types = recv.types;
+    std::vector<int> cs(recv.counts, recv.counts + n);
+    std::vector<int64_t> ds(n);
+    for (int i = 0; i < n; ++i) ds[i] = disp(recv, i);
+    std::vector<uint64_t> at = a.displs;
+    void* user = const_cast<void*>(recv.buf);
+    r->on_complete.push_back([types, cs, ds, at, rbuf, user] {
+      for (size_t i = 0; i < cs.size(); ++i)
+        types[i]->Unpack(rbuf + at[i], cs[i] * types[i]->size(),
+                         static_cast<uint8_t*>(user) + ds[i], cs[i]);
+    });
+    in = sbuf;
+    out = rbuf;
+  }
+  (void)kind;
+  return Launch(st, comm, r, a, in, out, {}, blocking, req, fn);
+}
+
+int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
+             void* recvbuf, int rcount, MPI_Datatype rtype, MPI_Comm c,
+             bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const int n = comm->size;
+  TypePtr rt = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
+  if (!rt || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
+      !CheckBuffer(recvbuf, rcount, *rt, comm.get(), kFn, &err, "recvbuf"))
+    return err;
+  TypePtr stt = rt;
+  if (!in_place) {
+    stt = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
+    if (!stt || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
+        !CheckBuffer(sendbuf, scount, *stt, comm.get(), kFn, &err, "sendbuf"))
+      return err;
+    if (static_cast<int64_t>(scount) * stt->size() !=
+        static_cast<int64_t>(rcount) * rt->size())
+      return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,
+                        "sendcount x sendtype differs from recvcount x "
+                        "recvtype");
+  }
+  if (!in_place && stt->is_contiguous() && rt->is_contiguous()) {
+    // The common case: the uniform schedule (Bruck or pairwise).
+    auto r = std::make_shared<MpiRequest>();
+    r->type = rt;
+    CollArgs a;
+    a.collective = Collective::kAlltoall;
+    a.bytes = static_cast<uint64_t>(rcount) * rt->size();
+    return Launch(*st, comm, r, a,
+                  static_cast<const uint8_t*>(sendbuf) + stt->true_lb(),
+                  static_cast<uint8_t*>(recvbuf) + rt->true_lb(), {},
+                  blocking, req, kFn);
+  }
+  std::vector<int> sc(n, in_place ? rcount : scount), rc(n, rcount);
+  std::vector<int> sd(n), rd(n);
+  for (int i = 0; i < n; ++i) {
+    sd[i] = i * (in_place ? rcount : scount);
+    rd[i] = i * rcount;
+  }
+  PeerSide send{sendbuf, sc.data(), sd.data(), false,
+                std::vector<TypePtr>(n, stt)};
+  PeerSide recv{recvbuf, rc.data(), rd.data(), false,
+                std::vector<TypePtr>(n, rt)};
+  return AlltoallCommon(Collective::kAlltoall, send, recv, in_place, comm,
+                        *st, blocking, req, kFn);
+}
+
+int Alltoallv(const void* sendbuf, const int* scounts, const int* sdispls,
+              MPI_Datatype stype, void* recvbuf, const int* rcounts,
+              const int* rdispls, MPI_Datatype rtype, MPI_Comm c,
+              bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  const int n = comm->size;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  TypePtr rt = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
+  if (!rt || !CheckCounts(rcounts, rdispls, n, *comm, kFn, "recvcounts",
+                          "rdispls", &err))
+    return err;
+  TypePtr stt = rt;
+  if (!in_place) {
+    stt = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
+    if (!stt || !CheckCounts(scounts, sdispls, n, *comm, kFn, "sendcounts",
+                             "sdispls", &err))
+      return err;
+  }
+  PeerSide send{sendbuf, in_place ? rcounts : scounts,
+                in_place ? rdispls : sdispls, false,
+                std::vector<TypePtr>(n, stt)};
+  PeerSide recv{recvbuf, rcounts, rdispls, false, std::vector<TypePtr>(n, rt)};
+  return AlltoallCommon(Collective::kAlltoallv, send, recv, in_place, comm,
+                        *st, blocking, req, kFn);
+}
+
+int Alltoallw(const void* sendbuf, const int* scounts, const int* sdispls,
+              const MPI_Datatype* stypes, void* recvbuf, const int* rcounts,
+              const int* rdispls, const MPI_Datatype* rtypes, MPI_Comm c,
+              bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  const int n = comm->size;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (rtypes == nullptr || (!in_place && stypes == nullptr))
+    return RaiseError(comm.get(), MPI_ERR_TYPE, kFn,
+                      "sendtypes or recvtypes is NULL");
+  if (!CheckCounts(rcounts, rdispls, n, *comm, kFn, "recvcounts", "rdispls",
+                   &err))
+    return err;
+  if (!in_place && !CheckCounts(scounts, sdispls, n, *comm, kFn,
+                                "sendcounts", "sdispls", &err))
+    return err;
+  std::vector<TypePtr> rts(n), sts(n);
+  for (int i = 0; i < n; ++i) {
+    std::string an = "recvtypes[" + std::to_string(i) + "]";
+    rts[i] = CheckType(*st, rtypes[i], comm.get(), kFn, &err, an.c_str());
+    if (!rts[i]) return err;
+    if (in_place) {
+      sts[i] = rts[i];
+    } else {
+      an = "sendtypes[" + std::to_string(i) + "]";
+      sts[i] = CheckType(*st, stypes[i], comm.get(), kFn, &err, an.c_str());
+      if (!sts[i]) return err;
+    }
+  }
+  PeerSide send{sendbuf, in_place ? rcounts : scounts,
+                in_place ? rdispls : sdispls, true, sts};
+  PeerSide recv{recvbuf, rcounts, rdispls, true, rts};
+  return AlltoallCommon(Collective::kAlltoallv, send, recv, in_place, comm,
+                        *st, blocking, req, kFn);
+}
+
+// Reduce_scatter (per-rank counts) and Reduce_scatter_block.
+int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
+                  int block_count, MPI_Datatype dt, MPI_Op o, MPI_Comm c,
+                  bool blocking, MPI_Request* req, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  if (!comm) return err;
+  const int n = comm->size;
+  TypePtr type = CheckType(*st, dt, comm.get(), kFn, &err);
+  if (!type) return err;
+  std::vector<int> counts(n, block_count);
+  if (rcounts != nullptr) {
+    if (!CheckCounts(rcounts, nullptr, n, *comm, kFn, "recvcounts", nullptr,
+                     &err))
+      return err;
+    counts.assign(rcounts, rcounts + n);
+  } else if (!CheckCount(block_count, comm.get(), kFn, &err, "recvcount")) {
+    return err;
+  }
+  auto op = CheckOpArg(*st, o, *type, comm.get(), kFn, &err);
+  if (!op) return err;
+  const int64_t total = std::accumulate(counts.begin(), counts.end(),
+                                        int64_t{0});
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (total > INT32_MAX)
+    return RaiseError(comm.get(), MPI_ERR_COUNT, kFn,
+                      "the sum of the counts exceeds INT_MAX");
+  if ((!in_place && !CheckBuffer(sendbuf, static_cast<int>(total), *type,
+                                 comm.get(), kFn, &err, "sendbuf")) ||
+      !CheckBuffer(recvbuf, in_place ? static_cast<int>(total)
+                                     : counts[comm->rank],
+                   *type, comm.get(), kFn, &err, "recvbuf"))
+    return err;
+  auto r = std::make_shared<MpiRequest>();
+  r->type = type;
+  coll::ReduceFn fn_ctx;
+  // The schedule reads the whole vector (buf 0) and writes this rank's
+  // block (buf 1). In place, the input is the whole receive buffer: set up
+  // the reduction over the whole vector, then point the output at a
+  // separate staging block copied back into the buffer's start.
+  ReduceBufs b = SetupReduce(*r, in_place ? recvbuf : sendbuf, nullptr,
+                             static_cast<int>(total), dt, type, op,
+                             /*in_place=*/false, /*has_output=*/false,
+                             &fn_ctx);
+  const int mine = counts[comm->rank];
+  const uint64_t elem = b.elem_size;
+  const uint64_t per_item = total ? b.bytes / total : 0;
+  uint8_t* out;
+  if (in_place || !type->is_contiguous()) {
+    ReduceBufs ob = SetupReduce(*r, recvbuf, recvbuf, mine, dt, type, op,
+                                /*in_place=*/true, /*has_output=*/true,
+                                &fn_ctx);
+    out = ob.recv;
+    if (in_place && b.send == ob.send) {
+      // Contiguous in place: the input must not be overwritten while read.
+      uint8_t* copy = Stage(*r, b.bytes);
+      if (b.bytes) std::memcpy(copy, b.send, b.bytes);
+      b.send = copy;
+    }
+  } else {
+    out = mine ? static_cast<uint8_t*>(recvbuf) + type->true_lb() : nullptr;
+  }
+  CollArgs a;
+  a.collective = rcounts ? Collective::kReduceScatter
+                         : Collective::kReduceScatterBlock;
+  a.commutative = op->commutative;
+  a.counts.resize(n);
+  for (int i = 0; i < n; ++i) a.counts[i] = counts[i] * per_item;
+  a.bytes = static_cast<uint64_t>(block_count) * per_item;
+  (void)elem;
+  return Launch(*st, comm, r, a, b.send, out, fn_ctx, blocking, req, kFn);
+}
+
+}  // namespace
+
+int InternalAllgather(State& st, const CommPtr& comm, const void* send,
+                      void* recv, size_t bytes, const char* fn) {
+  CollArgs a;
+  a.collective = Collective::kAllgather;
+  a.bytes = bytes;
+  return Launch(st, comm, std::make_shared<MpiRequest>(), a, send, recv, {},
+                /*blocking=*/true, nullptr, fn);
+}
+
+}  // namespace rondo::nmad::mpi
+
+using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
+using rondo::nmad::coll::Collective;
+
+extern "C" {
+
+int MPI_Barrier(MPI_Comm comm) {
+  return Barrier(comm, true, nullptr, "MPI_Barrier");
+}
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  return Barrier(comm, false, request, "MPI_Ibarrier");
+}
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm) {
+  return Bcast(buffer, count, datatype, root, comm, true, nullptr,
+               "MPI_Bcast");
+}
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
+               MPI_Comm comm, MPI_Request* request) {
+  return Bcast(buffer, count, datatype, root, comm, false, request,
+               "MPI_Ibcast");
+}
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count, datatype,
+                    op, root, comm, true, nullptr, "MPI_Reduce");
+}
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request* request) {
+  return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count, datatype,
+                    op, root, comm, false, request, "MPI_Ireduce");
+}
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
+                    datatype, op, 0, comm, true, nullptr, "MPI_Allreduce");
+}
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
+                    datatype, op, 0, comm, false, request, "MPI_Iallreduce");
+}
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count,
+             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return ReduceLike(Collective::kScan, sendbuf, recvbuf, count, datatype, op,
+                    0, comm, true, nullptr, "MPI_Scan");
+}
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request) {
+  return ReduceLike(Collective::kScan, sendbuf, recvbuf, count, datatype, op,
+                    0, comm, false, request, "MPI_Iscan");
+}
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count, datatype,
+                    op, 0, comm, true, nullptr, "MPI_Exscan");
+}
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request) {
+  return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count, datatype,
+                    op, 0, comm, false, request, "MPI_Iexscan");
+}
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+               MPI_Comm comm) {
+  return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                root, comm, false, true, nullptr, "MPI_Gather");
+}
+int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, MPI_Comm comm, MPI_Request* request) {
+  return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                root, comm, false, false, request, "MPI_Igather");
+}
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm) {
+  return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                0, comm, true, true, nullptr, "MPI_Allgather");
+}
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request* request) {
+  return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                0, comm, true, false, request, "MPI_Iallgather");
+}
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, const int recvcounts[], const int displs[],
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                 recvtype, root, comm, false, true, nullptr, "MPI_Gatherv");
+}
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                 recvtype, root, comm, false, false, request, "MPI_Igatherv");
+}
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int displs[],
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                 recvtype, 0, comm, true, true, nullptr, "MPI_Allgatherv");
+}
+int MPI_Iallgatherv(const void* sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+  return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                 recvtype, 0, comm, true, false, request, "MPI_Iallgatherv");
+}
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                 root, comm, true, nullptr, "MPI_Scatter");
+}
+int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm, MPI_Request* request) {
+  return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                 root, comm, false, request, "MPI_Iscatter");
+}
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
+                 const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+  return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                  recvtype, root, comm, true, nullptr, "MPI_Scatterv");
+}
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
+  return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                  recvtype, root, comm, false, request, "MPI_Iscatterv");
+}
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm) {
+  return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  comm, true, nullptr, "MPI_Alltoall");
+}
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm, MPI_Request* request) {
+  return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  comm, false, request, "MPI_Ialltoall");
+}
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
+                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                   recvcounts, rdispls, recvtype, comm, true, nullptr,
+                   "MPI_Alltoallv");
+}
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  return Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                   recvcounts, rdispls, recvtype, comm, false, request,
+                   "MPI_Ialltoallv");
+}
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
+                  const int sdispls[], const MPI_Datatype sendtypes[],
+                  void* recvbuf, const int recvcounts[], const int rdispls[],
+                  const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                   recvcounts, rdispls, recvtypes, comm, true, nullptr,
+                   "MPI_Alltoallw");
+}
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm, MPI_Request* request) {
+  return Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                   recvcounts, rdispls, recvtypes, comm, false, request,
+                   "MPI_Ialltoallw");
+}
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
+                       const int recvcounts[], MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm) {
+  if (recvcounts == nullptr) {
+    RONDO_MPI_ENTER("MPI_Reduce_scatter");
+    (void)st;
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "recvcounts is NULL");
+  }
+  return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
+                       true, nullptr, "MPI_Reduce_scatter");
+}
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
+                        const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (recvcounts == nullptr) {
+    RONDO_MPI_ENTER("MPI_Ireduce_scatter");
+    (void)st;
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "recvcounts is NULL");
+  }
+  return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
+                       false, request, "MPI_Ireduce_scatter");
+}
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
+                             int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+  return ReduceScatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op,
+                       comm, true, nullptr, "MPI_Reduce_scatter_block");
+}
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
+                              int recvcount, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request) {
+  return ReduceScatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op,
+                       comm, false, request, "MPI_Ireduce_scatter_block");
+}
+
+}  // extern "C"

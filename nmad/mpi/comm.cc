@@ -1,0 +1,899 @@
+// MadMPI communicators, groups, error handlers, attributes and process
+// topologies. A new communicator is created collectively by its parent's
+// members; its id (and so the names of its two nmad sessions) derives from
+// the parent's id and the parent's creation counter, which every member
+// bumps in the same order, so all members open the same sessions.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <tuple>
+
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/coll.h"
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+namespace {
+
+GroupPtr CheckGroup(State& st, MPI_Group h, const Comm* comm,
+                    const char* fn, int* err, const char* arg = "group") {
+  GroupPtr g = h == MPI_GROUP_NULL ? nullptr : st.groups.Get(h);
+  if (!g)
+    *err = RaiseError(comm, MPI_ERR_GROUP, fn,
+                      std::string(arg) + " = " +
+                          (h == MPI_GROUP_NULL ? "MPI_GROUP_NULL"
+                                               : std::to_string(h)) +
+                          " is not a valid group");
+  return g;
+}
+
+MPI_Group AddGroup(State& st, std::vector<int> world) {
+  auto g = std::make_shared<Group>();
+  g->world = std::move(world);
+  return st.groups.Add(std::move(g));
+}
+
+// Creates the communicator `members` (job ranks) for the caller, who is a
+// member, with id `id`; copies the parent's error handler.
+int MakeComm(State& st, const Comm& parent, std::string id,
+             std::vector<int> members, MPI_Comm* out, const char* fn) {
+  std::string err;
+  MPI_Comm h = st.NewComm(std::move(id), std::move(members), &err);
+  if (h == MPI_COMM_NULL)
+    return RaiseError(&parent, MPI_ERR_INTERN, fn,
+                      "cannot open the communicator's sessions: " + err);
+  st.comms.Get(h)->errhandler.store(parent.errhandler.load());
+  *out = h;
+  return MPI_SUCCESS;
+}
+
+uint32_t HashRanks(const std::vector<int>& v) {
+  uint32_t h = 2166136261u;
+  for (int x : v) {
+    h ^= static_cast<uint32_t>(x);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+int Split(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
+          const char* fn) {
+  const uint64_t seq = c->child_seq.fetch_add(1);
+  std::vector<int> mine = {color, key};
+  std::vector<int> all(2 * c->size);
+  int err = InternalAllgather(st, c, mine.data(), all.data(),
+                              2 * sizeof(int), fn);
+  if (err != MPI_SUCCESS) return err;
+  *out = MPI_COMM_NULL;
+  if (color == MPI_UNDEFINED) return MPI_SUCCESS;
+  std::vector<std::tuple<int, int>> order;  // (key, parent rank)
+  for (int r = 0; r < c->size; ++r)
+    if (all[2 * r] == color) order.emplace_back(all[2 * r + 1], r);
+  std::sort(order.begin(), order.end());
+  std::vector<int> members;
+  for (auto& [k, r] : order) members.push_back(c->world[r]);
+  return MakeComm(st, *c,
+                  c->id + "." + std::to_string(seq) + "s" +
+                      std::to_string(color),
+                  std::move(members), out, fn);
+}
+
+}  // namespace
+}  // namespace rondo::nmad::mpi
+
+using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
+
+extern "C" {
+
+int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+  RONDO_MPI_ENTER("MPI_Comm_rank");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (rank == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "rank is NULL");
+  *rank = c->rank;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int* size) {
+  RONDO_MPI_ENTER("MPI_Comm_size");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (size == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "size is NULL");
+  *size = c->size;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER("MPI_Comm_dup");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
+  const uint64_t seq = c->child_seq.fetch_add(1);
+  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "d", c->world,
+                 newcomm, kFn);
+  if (err != MPI_SUCCESS) return err;
+  CommPtr n = st->comms.Get(*newcomm);
+  n->topo = c->topo;
+  n->dims = c->dims;
+  n->periods = c->periods;
+  n->sources = c->sources;
+  n->destinations = c->destinations;
+  n->source_weights = c->source_weights;
+  n->dest_weights = c->dest_weights;
+  n->weighted = c->weighted;
+  // A barrier so that no member sends on the new sessions before every
+  // member opened them is not needed: nmad keeps early messages.
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER("MPI_Comm_split");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
+  if (color < 0 && color != MPI_UNDEFINED)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "color = " + std::to_string(color) +
+                          " (must be >= 0 or MPI_UNDEFINED)");
+  return Split(*st, c, color, key, newcomm, kFn);
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
+                        MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER("MPI_Comm_split_type");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
+  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "split_type = " + std::to_string(split_type) +
+                          " (must be MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)");
+  int color = MPI_UNDEFINED;
+  if (split_type == MPI_COMM_TYPE_SHARED) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    uint32_t h = 2166136261u;
+    for (char* p = host; *p; ++p) {
+      h ^= static_cast<uint8_t>(*p);
+      h *= 16777619u;
+    }
+    color = static_cast<int>(h & 0x7fffffff);
+  }
+  return Split(*st, c, color, key, newcomm, kFn);
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER("MPI_Comm_create");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  GroupPtr g = CheckGroup(*st, group, c.get(), kFn, &err);
+  if (!g) return err;
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
+  for (int w : g->world)
+    if (c->from_world[w] < 0)
+      return RaiseError(c.get(), MPI_ERR_GROUP, kFn,
+                        "group holds a process that is not in comm");
+  const uint64_t seq = c->child_seq.fetch_add(1);
+  *newcomm = MPI_COMM_NULL;
+  if (g->RankOf(st->world_rank()) == MPI_UNDEFINED) return MPI_SUCCESS;
+  return MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "g", g->world,
+                  newcomm, kFn);
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                          MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER("MPI_Comm_create_group");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  GroupPtr g = CheckGroup(*st, group, c.get(), kFn, &err);
+  if (!g) return err;
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
+  if (!CheckTag(tag, false, *c, kFn, &err)) return err;
+  if (g->RankOf(st->world_rank()) == MPI_UNDEFINED)
+    return RaiseError(c.get(), MPI_ERR_GROUP, kFn,
+                      "the calling process is not in group");
+  for (int w : g->world)
+    if (c->from_world[w] < 0)
+      return RaiseError(c.get(), MPI_ERR_GROUP, kFn,
+                        "group holds a process that is not in comm");
+  // Only the group's members call: number the creations per (tag, group).
+  const std::string key =
+      std::to_string(tag) + "/" + std::to_string(HashRanks(g->world));
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    n = st->group_creations[c->id + "|" + key]++;
+  }
+  return MakeComm(*st, *c, c->id + ".cg" + key + "." + std::to_string(n),
+                  g->world, newcomm, kFn);
+}
+
+int MPI_Comm_free(MPI_Comm* comm) {
+  RONDO_MPI_ENTER("MPI_Comm_free");
+  if (comm == nullptr)
+    return RaiseError(nullptr, MPI_ERR_COMM, kFn, "comm is NULL");
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+    return RaiseError(nullptr, MPI_ERR_COMM, kFn,
+                      "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, *comm, kFn, &err);
+  if (!c) return err;
+  st->comms.Remove(*comm);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  RONDO_MPI_ENTER("MPI_Comm_compare");
+  int err = MPI_SUCCESS;
+  CommPtr a = CheckComm(*st, comm1, kFn, &err);
+  if (!a) return err;
+  CommPtr b = CheckComm(*st, comm2, kFn, &err);
+  if (!b) return err;
+  if (result == nullptr)
+    return RaiseError(a.get(), MPI_ERR_ARG, kFn, "result is NULL");
+  if (comm1 == comm2) {
+    *result = MPI_IDENT;
+  } else if (a->world == b->world) {
+    *result = MPI_CONGRUENT;
+  } else {
+    auto x = a->world, y = b->world;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  RONDO_MPI_ENTER("MPI_Comm_group");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (group == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "group is NULL");
+  *group = AddGroup(*st, c->world);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  RONDO_MPI_ENTER("MPI_Comm_get_name");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (comm_name == nullptr || resultlen == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "comm_name and resultlen must not be NULL");
+  std::string n;
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    n = c->name;
+  }
+  n.resize(std::min<size_t>(n.size(), MPI_MAX_OBJECT_NAME - 1));
+  std::memcpy(comm_name, n.c_str(), n.size() + 1);
+  *resultlen = static_cast<int>(n.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  RONDO_MPI_ENTER("MPI_Comm_set_name");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (comm_name == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "comm_name is NULL");
+  std::lock_guard<std::mutex> lock(st->detached_mu);
+  c->name = std::string(comm_name).substr(0, MPI_MAX_OBJECT_NAME - 1);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  RONDO_MPI_ENTER("MPI_Comm_test_inter");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (flag == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "flag is NULL");
+  *flag = 0;  // Rondo has intracommunicators only
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  RONDO_MPI_ENTER("MPI_Comm_remote_size");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  (void)size;
+  return RaiseError(c.get(), MPI_ERR_COMM, kFn,
+                    "comm is an intracommunicator (MPI_Comm_remote_size "
+                    "needs an intercommunicator)");
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
+                      int* flag) {
+  RONDO_MPI_ENTER("MPI_Comm_get_attr");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (attribute_val == nullptr || flag == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "attribute_val and flag must not be NULL");
+  const int* value = nullptr;
+  switch (keyval) {
+    case MPI_TAG_UB: value = &st->attr_tag_ub; break;
+    case MPI_HOST: value = &st->attr_host; break;
+    case MPI_IO: value = &st->attr_io; break;
+    case MPI_WTIME_IS_GLOBAL: value = &st->attr_wtime_is_global; break;
+    case MPI_UNIVERSE_SIZE: value = &st->attr_universe_size; break;
+    case MPI_APPNUM: value = &st->attr_appnum; break;
+    case MPI_LASTUSEDCODE: value = &st->attr_lastusedcode; break;
+    default:
+      return RaiseError(c.get(), MPI_ERR_KEYVAL, kFn,
+                        "comm_keyval = " + std::to_string(keyval) +
+                            " (Rondo knows the predefined keys only: "
+                            "MPI_TAG_UB, MPI_HOST, MPI_IO, "
+                            "MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, "
+                            "MPI_APPNUM, MPI_LASTUSEDCODE)");
+  }
+  *static_cast<const int**>(attribute_val) = value;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+// ---- error handlers ----
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  RONDO_MPI_ENTER("MPI_Comm_set_errhandler");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
+      !st->errhandlers.Get(errhandler))
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "errhandler = " + std::to_string(errhandler) +
+                          " is not a valid error handler");
+  c->errhandler.store(errhandler);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  RONDO_MPI_ENTER("MPI_Comm_get_errhandler");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (errhandler == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "errhandler is NULL");
+  *errhandler = c->errhandler.load();
+  if (auto user = st->errhandlers.Get(*errhandler)) user->refs.fetch_add(1);
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
+                               MPI_Errhandler* errhandler) {
+  RONDO_MPI_ENTER("MPI_Comm_create_errhandler");
+  if (function == nullptr || errhandler == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "function and errhandler must not be NULL");
+  auto h = std::make_shared<UserErrhandler>();
+  h->fn = function;
+  *errhandler = st->errhandlers.Add(std::move(h));
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  RONDO_MPI_ENTER("MPI_Comm_call_errhandler");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  (void)CallErrhandler(c.get(), errorcode, kFn);
+  return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  RONDO_MPI_ENTER("MPI_Errhandler_free");
+  if (errhandler == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "errhandler is NULL");
+  if (*errhandler != MPI_ERRORS_ARE_FATAL &&
+      *errhandler != MPI_ERRORS_RETURN) {
+    auto user = st->errhandlers.Get(*errhandler);
+    int refs = user ? user->refs.load() : 0;
+    while (refs > 0 && !user->refs.compare_exchange_weak(refs, refs - 1)) {
+    }
+    if (refs <= 0)
+      return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                        "errhandler = " + std::to_string(*errhandler) +
+                            " is not a valid error handler (already freed?)");
+  }
+  *errhandler = MPI_ERRHANDLER_NULL;
+  return MPI_SUCCESS;
+}
+
+// ---- groups ----
+int MPI_Group_size(MPI_Group group, int* size) {
+  RONDO_MPI_ENTER("MPI_Group_size");
+  int err = MPI_SUCCESS;
+  GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
+  if (!g) return err;
+  if (size == nullptr) return RaiseError(nullptr, MPI_ERR_ARG, kFn, "size is NULL");
+  *size = static_cast<int>(g->world.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_rank(MPI_Group group, int* rank) {
+  RONDO_MPI_ENTER("MPI_Group_rank");
+  int err = MPI_SUCCESS;
+  GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
+  if (!g) return err;
+  if (rank == nullptr) return RaiseError(nullptr, MPI_ERR_ARG, kFn, "rank is NULL");
+  *rank = g->RankOf(st->world_rank());
+  return MPI_SUCCESS;
+}
+
+static bool CheckGroupRanks(const Group& g, int n, const int* ranks,
+                            const char* fn, int* err) {
+  if (n < 0 || (n > 0 && ranks == nullptr)) {
+    *err = RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      "n = " + std::to_string(n) +
+                          " must be >= 0 and ranks not NULL when n > 0");
+    return false;
+  }
+  std::vector<bool> seen(g.world.size(), false);
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g.world.size()) ||
+        seen[ranks[i]]) {
+      *err = RaiseError(nullptr, MPI_ERR_RANK, fn,
+                        "ranks[" + std::to_string(i) + "] = " +
+                            std::to_string(ranks[i]) +
+                            " (must be a distinct rank in 0.." +
+                            std::to_string(g.world.size() - 1) + ")");
+      return false;
+    }
+    seen[ranks[i]] = true;
+  }
+  return true;
+}
+
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
+                   MPI_Group* newgroup) {
+  RONDO_MPI_ENTER("MPI_Group_incl");
+  int err = MPI_SUCCESS;
+  GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
+  if (!g) return err;
+  if (newgroup == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "newgroup is NULL");
+  if (!CheckGroupRanks(*g, n, ranks, kFn, &err)) return err;
+  std::vector<int> w;
+  for (int i = 0; i < n; ++i) w.push_back(g->world[ranks[i]]);
+  *newgroup = n == 0 ? MPI_GROUP_EMPTY : AddGroup(*st, std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[],
+                   MPI_Group* newgroup) {
+  RONDO_MPI_ENTER("MPI_Group_excl");
+  int err = MPI_SUCCESS;
+  GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
+  if (!g) return err;
+  if (newgroup == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "newgroup is NULL");
+  if (!CheckGroupRanks(*g, n, ranks, kFn, &err)) return err;
+  std::vector<bool> out(g->world.size(), false);
+  for (int i = 0; i < n; ++i) out[ranks[i]] = true;
+  std::vector<int> w;
+  for (size_t i = 0; i < g->world.size(); ++i)
+    if (!out[i]) w.push_back(g->world[i]);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : AddGroup(*st, std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group* newgroup) {
+  RONDO_MPI_ENTER("MPI_Group_range_incl");
+  int err = MPI_SUCCESS;
+  GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
+  if (!g) return err;
+  if (newgroup == nullptr || n < 0 || (n > 0 && ranges == nullptr))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "n must be >= 0, ranges and newgroup not NULL");
+  std::vector<int> ranks;
+  for (int i = 0; i < n; ++i) {
+    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+    if (stride == 0)
+      return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                        "ranges[" + std::to_string(i) + "] has stride 0");
+    for (int r = first; stride > 0 ? r <= last : r >= last; r += stride)
+      ranks.push_back(r);
+  }
+  if (!CheckGroupRanks(*g, static_cast<int>(ranks.size()), ranks.data(), kFn,
+                       &err))
+    return err;
+  std::vector<int> w;
+  for (int r : ranks) w.push_back(g->world[r]);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : AddGroup(*st, std::move(w));
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+                              MPI_Group group2, int ranks2[]) {
+  RONDO_MPI_ENTER("MPI_Group_translate_ranks");
+  int err = MPI_SUCCESS;
+  GroupPtr a = CheckGroup(*st, group1, nullptr, kFn, &err, "group1");
+  if (!a) return err;
+  GroupPtr b = CheckGroup(*st, group2, nullptr, kFn, &err, "group2");
+  if (!b) return err;
+  if (n < 0 || (n > 0 && (ranks1 == nullptr || ranks2 == nullptr)))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "n must be >= 0, ranks1 and ranks2 not NULL");
+  for (int i = 0; i < n; ++i) {
+    if (ranks1[i] == MPI_PROC_NULL) {
+      ranks2[i] = MPI_PROC_NULL;
+      continue;
+    }
+    if (ranks1[i] < 0 || ranks1[i] >= static_cast<int>(a->world.size()))
+      return RaiseError(nullptr, MPI_ERR_RANK, kFn,
+                        "ranks1[" + std::to_string(i) + "] = " +
+                            std::to_string(ranks1[i]) + " is not in group1");
+    ranks2[i] = b->RankOf(a->world[ranks1[i]]);
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+  RONDO_MPI_ENTER("MPI_Group_compare");
+  int err = MPI_SUCCESS;
+  GroupPtr a = CheckGroup(*st, group1, nullptr, kFn, &err, "group1");
+  if (!a) return err;
+  GroupPtr b = CheckGroup(*st, group2, nullptr, kFn, &err, "group2");
+  if (!b) return err;
+  if (result == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "result is NULL");
+  if (a->world == b->world) {
+    *result = MPI_IDENT;
+  } else {
+    auto x = a->world, y = b->world;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Group_free(MPI_Group* group) {
+  RONDO_MPI_ENTER("MPI_Group_free");
+  if (group == nullptr)
+    return RaiseError(nullptr, MPI_ERR_GROUP, kFn, "group is NULL");
+  if (*group != MPI_GROUP_EMPTY && !st->groups.Remove(*group))
+    return RaiseError(nullptr, MPI_ERR_GROUP, kFn,
+                      "group = " + std::to_string(*group) +
+                          " is not a valid group");
+  *group = MPI_GROUP_NULL;
+  return MPI_SUCCESS;
+}
+
+// ---- process topologies ----
+int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+  RONDO_MPI_ENTER("MPI_Dims_create");
+  if (nnodes < 1 || ndims < 0 || (ndims > 0 && dims == nullptr))
+    return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
+                      "nnodes = " + std::to_string(nnodes) + ", ndims = " +
+                          std::to_string(ndims) +
+                          " (need nnodes >= 1, ndims >= 0, dims not NULL)");
+  int fixed = 1;
+  std::vector<int> free_dims;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] < 0)
+      return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
+                        "dims[" + std::to_string(i) + "] = " +
+                            std::to_string(dims[i]) + " (must be >= 0)");
+    if (dims[i] > 0) fixed *= dims[i];
+    else free_dims.push_back(i);
+  }
+  if (nnodes % fixed != 0)
+    return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
+                      "nnodes = " + std::to_string(nnodes) +
+                          " is not a multiple of the product of the fixed "
+                          "dims (" + std::to_string(fixed) + ")");
+  int rest = nnodes / fixed;
+  if (free_dims.empty()) {
+    if (rest != 1)
+      return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
+                        "the fixed dims do not multiply to nnodes");
+    return MPI_SUCCESS;
+  }
+  // Prime factors, largest first, each onto the smallest free dimension.
+  std::vector<int> factors;
+  for (int p = 2; p * p <= rest; ++p)
+    while (rest % p == 0) {
+      factors.push_back(p);
+      rest /= p;
+    }
+  if (rest > 1) factors.push_back(rest);
+  std::sort(factors.rbegin(), factors.rend());
+  std::vector<int> d(free_dims.size(), 1);
+  for (int f : factors) *std::min_element(d.begin(), d.end()) *= f;
+  std::sort(d.rbegin(), d.rend());
+  for (size_t i = 0; i < free_dims.size(); ++i) dims[free_dims[i]] = d[i];
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
+                    const int periods[], int reorder, MPI_Comm* comm_cart) {
+  RONDO_MPI_ENTER("MPI_Cart_create");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm_old, kFn, &err);
+  if (!c) return err;
+  (void)reorder;  // ranks keep their order
+  if (ndims < 0 || (ndims > 0 && (dims == nullptr || periods == nullptr)) ||
+      comm_cart == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "ndims = " + std::to_string(ndims) +
+                          " (must be >= 0, with dims, periods and comm_cart "
+                          "not NULL)");
+  int64_t total = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0)
+      return RaiseError(c.get(), MPI_ERR_DIMS, kFn,
+                        "dims[" + std::to_string(i) + "] = " +
+                            std::to_string(dims[i]) + " (must be > 0)");
+    total *= dims[i];
+  }
+  if (total > c->size)
+    return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
+                      "the grid has " + std::to_string(total) +
+                          " processes but comm_old only " +
+                          std::to_string(c->size));
+  const uint64_t seq = c->child_seq.fetch_add(1);
+  *comm_cart = MPI_COMM_NULL;
+  if (c->rank >= total) return MPI_SUCCESS;
+  std::vector<int> members(c->world.begin(), c->world.begin() + total);
+  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "cart",
+                 std::move(members), comm_cart, kFn);
+  if (err != MPI_SUCCESS) return err;
+  CommPtr n = st->comms.Get(*comm_cart);
+  n->topo = MPI_CART;
+  n->dims.assign(dims, dims + ndims);
+  n->periods.resize(ndims);
+  for (int i = 0; i < ndims; ++i) n->periods[i] = periods[i] != 0;
+  return MPI_SUCCESS;
+}
+
+static CommPtr CartComm(State& st, MPI_Comm comm, const char* fn, int* err) {
+  CommPtr c = CheckComm(st, comm, fn, err);
+  if (c && c->topo != MPI_CART) {
+    *err = RaiseError(c.get(), MPI_ERR_TOPOLOGY, fn,
+                      "comm has no cartesian topology");
+    return nullptr;
+  }
+  return c;
+}
+
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+  RONDO_MPI_ENTER("MPI_Cart_coords");
+  int err = MPI_SUCCESS;
+  CommPtr c = CartComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  const int nd = static_cast<int>(c->dims.size());
+  if (rank < 0 || rank >= c->size)
+    return RaiseError(c.get(), MPI_ERR_RANK, kFn,
+                      "rank = " + std::to_string(rank) + " (must be 0.." +
+                          std::to_string(c->size - 1) + ")");
+  if (maxdims < nd || (nd > 0 && coords == nullptr))
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "maxdims = " + std::to_string(maxdims) +
+                          " (the grid has " + std::to_string(nd) +
+                          " dimensions)");
+  int r = rank;
+  for (int i = nd - 1; i >= 0; --i) {
+    coords[i] = r % c->dims[i];
+    r /= c->dims[i];
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+  RONDO_MPI_ENTER("MPI_Cart_rank");
+  int err = MPI_SUCCESS;
+  CommPtr c = CartComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  const int nd = static_cast<int>(c->dims.size());
+  if (rank == nullptr || (nd > 0 && coords == nullptr))
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "coords or rank is NULL");
+  int r = 0;
+  for (int i = 0; i < nd; ++i) {
+    int x = coords[i];
+    if (c->periods[i]) {
+      x %= c->dims[i];
+      if (x < 0) x += c->dims[i];
+    } else if (x < 0 || x >= c->dims[i]) {
+      return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                        "coords[" + std::to_string(i) + "] = " +
+                            std::to_string(x) + " is outside the " +
+                            "non-periodic dimension 0.." +
+                            std::to_string(c->dims[i] - 1));
+    }
+    r = r * c->dims[i] + x;
+  }
+  *rank = r;
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
+                 int coords[]) {
+  RONDO_MPI_ENTER("MPI_Cart_get");
+  int err = MPI_SUCCESS;
+  CommPtr c = CartComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  const int nd = static_cast<int>(c->dims.size());
+  if (maxdims < nd)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "maxdims = " + std::to_string(maxdims) +
+                          " (the grid has " + std::to_string(nd) +
+                          " dimensions)");
+  for (int i = 0; i < nd; ++i) {
+    if (dims) dims[i] = c->dims[i];
+    if (periods) periods[i] = c->periods[i];
+  }
+  if (coords) return MPI_Cart_coords(comm, c->rank, maxdims, coords);
+  return MPI_SUCCESS;
+}
+
+int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+  RONDO_MPI_ENTER("MPI_Cartdim_get");
+  int err = MPI_SUCCESS;
+  CommPtr c = CartComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (ndims == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "ndims is NULL");
+  *ndims = static_cast<int>(c->dims.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
+                   int* rank_dest) {
+  RONDO_MPI_ENTER("MPI_Cart_shift");
+  int err = MPI_SUCCESS;
+  CommPtr c = CartComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  const int nd = static_cast<int>(c->dims.size());
+  if (direction < 0 || direction >= nd || rank_source == nullptr ||
+      rank_dest == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "direction = " + std::to_string(direction) +
+                          " (must be 0.." + std::to_string(nd - 1) +
+                          ", with rank_source and rank_dest not NULL)");
+  std::vector<int> coords(nd);
+  (void)MPI_Cart_coords(comm, c->rank, nd, coords.data());
+  auto at = [&](int delta) {
+    std::vector<int> x = coords;
+    x[direction] += delta;
+    if (!c->periods[direction] &&
+        (x[direction] < 0 || x[direction] >= c->dims[direction]))
+      return MPI_PROC_NULL;
+    int r = 0;
+    (void)MPI_Cart_rank(comm, x.data(), &r);
+    return r;
+  };
+  *rank_dest = at(disp);
+  *rank_source = at(-disp);
+  return MPI_SUCCESS;
+}
+
+int MPI_Topo_test(MPI_Comm comm, int* status) {
+  RONDO_MPI_ENTER("MPI_Topo_test");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (status == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "status is NULL");
+  *status = c->topo;
+  return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+                                   const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[],
+                                   const int destweights[], MPI_Info,
+                                   int reorder, MPI_Comm* comm_dist_graph) {
+  RONDO_MPI_ENTER("MPI_Dist_graph_create_adjacent");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm_old, kFn, &err);
+  if (!c) return err;
+  (void)reorder;
+  if (indegree < 0 || outdegree < 0 || comm_dist_graph == nullptr ||
+      (indegree > 0 && sources == nullptr) ||
+      (outdegree > 0 && destinations == nullptr))
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "indegree = " + std::to_string(indegree) +
+                          ", outdegree = " + std::to_string(outdegree) +
+                          " (must be >= 0 with their arrays not NULL)");
+  for (int i = 0; i < indegree; ++i)
+    if (!CheckRank(sources[i], *c, false, kFn, &err, "sources[i]") ||
+        sources[i] == MPI_PROC_NULL)
+      return err != MPI_SUCCESS ? err
+                                : RaiseError(c.get(), MPI_ERR_RANK, kFn,
+                                             "sources holds MPI_PROC_NULL");
+  for (int i = 0; i < outdegree; ++i)
+    if (!CheckRank(destinations[i], *c, false, kFn, &err,
+                   "destinations[i]") ||
+        destinations[i] == MPI_PROC_NULL)
+      return err != MPI_SUCCESS
+                 ? err
+                 : RaiseError(c.get(), MPI_ERR_RANK, kFn,
+                              "destinations holds MPI_PROC_NULL");
+  const uint64_t seq = c->child_seq.fetch_add(1);
+  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "dg", c->world,
+                 comm_dist_graph, kFn);
+  if (err != MPI_SUCCESS) return err;
+  CommPtr n = st->comms.Get(*comm_dist_graph);
+  n->topo = MPI_DIST_GRAPH;
+  n->sources.assign(sources, sources + indegree);
+  n->destinations.assign(destinations, destinations + outdegree);
+  n->weighted = sourceweights != MPI_UNWEIGHTED &&
+                destweights != MPI_UNWEIGHTED;
+  if (n->weighted) {
+    if (sourceweights && sourceweights != MPI_WEIGHTS_EMPTY)
+      n->source_weights.assign(sourceweights, sourceweights + indegree);
+    if (destweights && destweights != MPI_WEIGHTS_EMPTY)
+      n->dest_weights.assign(destweights, destweights + outdegree);
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
+                                   int* outdegree, int* weighted) {
+  RONDO_MPI_ENTER("MPI_Dist_graph_neighbors_count");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (c->topo != MPI_DIST_GRAPH)
+    return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
+                      "comm has no distributed graph topology");
+  if (indegree == nullptr || outdegree == nullptr || weighted == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "indegree, outdegree and weighted must not be NULL");
+  *indegree = static_cast<int>(c->sources.size());
+  *outdegree = static_cast<int>(c->destinations.size());
+  *weighted = c->weighted;
+  return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                             int sourceweights[], int maxoutdegree,
+                             int destinations[], int destweights[]) {
+  RONDO_MPI_ENTER("MPI_Dist_graph_neighbors");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (c->topo != MPI_DIST_GRAPH)
+    return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
+                      "comm has no distributed graph topology");
+  const int in = std::min<int>(maxindegree, c->sources.size());
+  const int out = std::min<int>(maxoutdegree, c->destinations.size());
+  for (int i = 0; i < in; ++i) {
+    if (sources) sources[i] = c->sources[i];
+    if (c->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&
+        i < static_cast<int>(c->source_weights.size()))
+      sourceweights[i] = c->source_weights[i];
+  }
+  for (int i = 0; i < out; ++i) {
+    if (destinations) destinations[i] = c->destinations[i];
+    if (c->weighted && destweights && destweights != MPI_UNWEIGHTED &&
+        i < static_cast<int>(c->dest_weights.size()))
+      destweights[i] = c->dest_weights[i];
+  }
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,565 @@
+/* mpi.h: Rondo's MadMPI layer, the MPI-3.1 subset C programs use.
+ *
+ * A C API over Rondo's C++ core (nmad/mpi/ sources): point-to-point goes to
+ * nmad sessions, collectives are nmad/coll schedules run by engine tasks, so
+ * nonblocking operations progress in the background (progress threads, the
+ * timer trigger) and not only inside MPI calls. Compile and link with
+ * `rondo-mpicc` / `rondo-mpicxx` (installed by `bazel run //:install`), run
+ * with `rondo-run -n N prog` or under mpirun/srun/prterun (PMIx).
+ *
+ * Handles are ints (as in MPICH and MadMPI): predefined ones are constants
+ * usable in static initialisers. Error handling follows the standard: every
+ * function returns MPI_SUCCESS or an error code whose class is one of the
+ * MPI_ERR_* below; with MPI_ERRORS_ARE_FATAL (the default on
+ * MPI_COMM_WORLD) an error prints its message and aborts the job, with
+ * MPI_ERRORS_RETURN the code is returned and MPI_Error_string describes the
+ * last error of that class (naming the offending argument).
+ *
+ * Not implemented (documented in docs/mpi.md): intercommunicators
+ * (MPI_Intercomm_*), dynamic processes, MPI-IO, Fortran bindings, the PMPI
+ * profiling interface, and one-sided communication (the window calls link
+ * and return MPI_ERR_UNSUPPORTED_OPERATION). */
+#ifndef RONDO_MPI_H_
+#define RONDO_MPI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RONDO_MPI 1
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Win;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int rondo_cancelled; /* private: use MPI_Test_cancelled */
+  long long rondo_bytes; /* private: use MPI_Get_count */
+} MPI_Status;
+
+/* ---- Null and predefined handles ---- */
+#define MPI_COMM_NULL ((MPI_Comm)0)
+#define MPI_COMM_WORLD ((MPI_Comm)1)
+#define MPI_COMM_SELF ((MPI_Comm)2)
+#define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_GROUP_EMPTY ((MPI_Group)1)
+#define MPI_REQUEST_NULL ((MPI_Request)0)
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
+#define MPI_INFO_NULL ((MPI_Info)0)
+#define MPI_WIN_NULL ((MPI_Win)0)
+#define MPI_OP_NULL ((MPI_Op)0)
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
+
+/* ---- Datatypes (1 .. 63 are predefined) ---- */
+#define MPI_CHAR ((MPI_Datatype)1)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)2)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)3)
+#define MPI_BYTE ((MPI_Datatype)4)
+#define MPI_SHORT ((MPI_Datatype)5)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)6)
+#define MPI_INT ((MPI_Datatype)7)
+#define MPI_UNSIGNED ((MPI_Datatype)8)
+#define MPI_LONG ((MPI_Datatype)9)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)10)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)11)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)12)
+#define MPI_FLOAT ((MPI_Datatype)13)
+#define MPI_DOUBLE ((MPI_Datatype)14)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)15)
+#define MPI_WCHAR ((MPI_Datatype)16)
+#define MPI_C_BOOL ((MPI_Datatype)17)
+#define MPI_INT8_T ((MPI_Datatype)18)
+#define MPI_INT16_T ((MPI_Datatype)19)
+#define MPI_INT32_T ((MPI_Datatype)20)
+#define MPI_INT64_T ((MPI_Datatype)21)
+#define MPI_UINT8_T ((MPI_Datatype)22)
+#define MPI_UINT16_T ((MPI_Datatype)23)
+#define MPI_UINT32_T ((MPI_Datatype)24)
+#define MPI_UINT64_T ((MPI_Datatype)25)
+#define MPI_AINT ((MPI_Datatype)26)
+#define MPI_OFFSET ((MPI_Datatype)27)
+#define MPI_COUNT ((MPI_Datatype)28)
+#define MPI_PACKED ((MPI_Datatype)29)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)30)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)31)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)32)
+/* pair types, for MPI_MAXLOC and MPI_MINLOC */
+#define MPI_FLOAT_INT ((MPI_Datatype)33)
+#define MPI_DOUBLE_INT ((MPI_Datatype)34)
+#define MPI_LONG_INT ((MPI_Datatype)35)
+#define MPI_2INT ((MPI_Datatype)36)
+#define MPI_SHORT_INT ((MPI_Datatype)37)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)38)
+#define RONDO_MPI_LAST_PREDEFINED_DATATYPE 38
+
+/* ---- Reduction operations (1 .. 31 are predefined) ---- */
+#define MPI_MAX ((MPI_Op)1)
+#define MPI_MIN ((MPI_Op)2)
+#define MPI_SUM ((MPI_Op)3)
+#define MPI_PROD ((MPI_Op)4)
+#define MPI_LAND ((MPI_Op)5)
+#define MPI_BAND ((MPI_Op)6)
+#define MPI_LOR ((MPI_Op)7)
+#define MPI_BOR ((MPI_Op)8)
+#define MPI_LXOR ((MPI_Op)9)
+#define MPI_BXOR ((MPI_Op)10)
+#define MPI_MAXLOC ((MPI_Op)11)
+#define MPI_MINLOC ((MPI_Op)12)
+#define MPI_REPLACE ((MPI_Op)13)
+#define MPI_NO_OP ((MPI_Op)14)
+
+/* ---- Special values ---- */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_TAG (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_ROOT (-3)
+#define MPI_UNDEFINED (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+#define MPI_BOTTOM ((void*)0)
+#define MPI_IN_PLACE ((void*)1)
+#define MPI_STATUS_IGNORE ((MPI_Status*)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status*)0)
+#define MPI_ERRCODES_IGNORE ((int*)0)
+#define MPI_UNWEIGHTED ((int*)2)
+#define MPI_WEIGHTS_EMPTY ((int*)3)
+
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_OBJECT_NAME 64
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+
+/* thread levels */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* results of MPI_Comm_compare and MPI_Group_compare */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* topologies */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+
+/* predefined attribute keys (MPI_Comm_get_attr on MPI_COMM_WORLD) */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 7
+
+/* MPI_Comm_split_type */
+#define MPI_COMM_TYPE_SHARED 1
+
+/* datatype combiners (MPI_Type_get_envelope) */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR 5
+#define MPI_COMBINER_INDEXED 6
+#define MPI_COMBINER_HINDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
+#define MPI_COMBINER_HINDEXED_BLOCK 9
+#define MPI_COMBINER_STRUCT 10
+#define MPI_COMBINER_RESIZED 17
+
+/* ---- Error classes ---- */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_BASE 22
+#define MPI_ERR_INFO_KEY 23
+#define MPI_ERR_INFO_VALUE 24
+#define MPI_ERR_INFO_NOKEY 25
+#define MPI_ERR_SPAWN 26
+#define MPI_ERR_PORT 27
+#define MPI_ERR_SERVICE 28
+#define MPI_ERR_NAME 29
+#define MPI_ERR_WIN 30
+#define MPI_ERR_SIZE 31
+#define MPI_ERR_DISP 32
+#define MPI_ERR_INFO 33
+#define MPI_ERR_LOCKTYPE 34
+#define MPI_ERR_ASSERT 35
+#define MPI_ERR_RMA_CONFLICT 36
+#define MPI_ERR_RMA_SYNC 37
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+#define MPIX_ERR_PROC_FAILED 54 /* a peer process died (ULFM's name) */
+#define MPI_ERR_LASTCODE 63
+
+/* ---- Callback types ---- */
+typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
+                               MPI_Datatype* datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code,
+                                          ...);
+
+/* ---- Environment ---- */
+int MPI_Init(int* argc, char*** argv);
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided);
+int MPI_Initialized(int* flag);
+int MPI_Finalize(void);
+int MPI_Finalized(int* flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+int MPI_Get_processor_name(char* name, int* resultlen);
+int MPI_Get_version(int* version, int* subversion);
+int MPI_Get_library_version(char* version, int* resultlen);
+int MPI_Query_thread(int* provided);
+int MPI_Is_thread_main(int* flag);
+
+/* ---- Errors ---- */
+int MPI_Error_string(int errorcode, char* string, int* resultlen);
+int MPI_Error_class(int errorcode, int* errorclass);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
+                               MPI_Errhandler* errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Errhandler_free(MPI_Errhandler* errhandler);
+
+/* ---- Point-to-point ---- */
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
+             int tag, MPI_Comm comm);
+int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm);
+int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm);
+int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm);
+int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source,
+             int tag, MPI_Comm comm, MPI_Status* status);
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
+              int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 int dest, int sendtag, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status);
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                         int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status* status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
+               MPI_Status* status);
+int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
+                  int* count);
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
+                     int* count);
+int MPI_Wait(MPI_Request* request, MPI_Status* status);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int MPI_Waitany(int count, MPI_Request requests[], int* index,
+                MPI_Status* status);
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
+                 int indices[], MPI_Status statuses[]);
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status);
+int MPI_Testall(int count, MPI_Request requests[], int* flag,
+                MPI_Status statuses[]);
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
+                MPI_Status* status);
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
+                 int indices[], MPI_Status statuses[]);
+int MPI_Request_free(MPI_Request* request);
+int MPI_Request_get_status(MPI_Request request, int* flag,
+                           MPI_Status* status);
+int MPI_Cancel(MPI_Request* request);
+int MPI_Test_cancelled(const MPI_Status* status, int* flag);
+
+/* ---- Collectives, blocking ---- */
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm);
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+               MPI_Comm comm);
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, const int recvcounts[], const int displs[],
+                MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, MPI_Comm comm);
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
+                 const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm);
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm);
+int MPI_Allgatherv(const void* sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[],
+                   MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm);
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
+                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
+                  const int sdispls[], const MPI_Datatype sendtypes[],
+                  void* recvbuf, const int recvcounts[], const int rdispls[],
+                  const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
+                       const int recvcounts[], MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
+                             int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm);
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count,
+             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op);
+
+/* ---- Collectives, nonblocking (they progress in the background) ---- */
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request);
+int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
+               MPI_Comm comm, MPI_Request* request);
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request* request);
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request);
+int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, MPI_Comm comm, MPI_Request* request);
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request);
+int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm, MPI_Request* request);
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Iallgatherv(const void* sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request);
+int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request);
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm, MPI_Request* request);
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
+                        const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request* request);
+int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
+                              int recvcount, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request);
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request);
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request);
+
+/* ---- Communicators and groups ---- */
+int MPI_Comm_rank(MPI_Comm comm, int* rank);
+int MPI_Comm_size(MPI_Comm comm, int* size);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
+                        MPI_Info info, MPI_Comm* newcomm);
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+                          MPI_Comm* newcomm);
+int MPI_Comm_free(MPI_Comm* comm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result);
+int MPI_Comm_group(MPI_Comm comm, MPI_Group* group);
+int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen);
+int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name);
+int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
+int MPI_Comm_remote_size(MPI_Comm comm, int* size);
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
+                      int* flag);
+int MPI_Group_size(MPI_Group group, int* size);
+int MPI_Group_rank(MPI_Group group, int* rank);
+int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
+                   MPI_Group* newgroup);
+int MPI_Group_excl(MPI_Group group, int n, const int ranks[],
+                   MPI_Group* newgroup);
+int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group* newgroup);
+int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+                              MPI_Group group2, int ranks2[]);
+int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result);
+int MPI_Group_free(MPI_Group* group);
+
+/* ---- Process topologies (minimal but correct) ---- */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
+                    const int periods[], int reorder, MPI_Comm* comm_cart);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
+                 int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int* ndims);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
+                   int* rank_dest);
+int MPI_Topo_test(MPI_Comm comm, int* status);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+                                   const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[],
+                                   const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
+                                   int* outdegree, int* weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                             int sourceweights[], int maxoutdegree,
+                             int destinations[], int destweights[]);
+
+/* ---- Datatypes ---- */
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype,
+                        MPI_Datatype* newtype);
+int MPI_Type_vector(int count, int blocklength, int stride,
+                    MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                            MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_indexed(int count, const int blocklengths[],
+                     const int displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype* newtype);
+int MPI_Type_create_hindexed(int count, const int blocklengths[],
+                             const MPI_Aint displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int displacements[],
+                                  MPI_Datatype oldtype,
+                                  MPI_Datatype* newtype);
+int MPI_Type_create_struct(int count, const int blocklengths[],
+                           const MPI_Aint displacements[],
+                           const MPI_Datatype types[],
+                           MPI_Datatype* newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
+                            MPI_Aint extent, MPI_Datatype* newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_commit(MPI_Datatype* datatype);
+int MPI_Type_free(MPI_Datatype* datatype);
+int MPI_Type_size(MPI_Datatype datatype, int* size);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
+                        MPI_Aint* extent);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
+                             MPI_Aint* true_extent);
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
+                      int* resultlen);
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers,
+                          int* num_addresses, int* num_datatypes,
+                          int* combiner);
+int MPI_Get_address(const void* location, MPI_Aint* address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
+             void* outbuf, int outsize, int* position, MPI_Comm comm);
+int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
+               int outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
+                  int* size);
+
+/* ---- Reduction operations ---- */
+int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
+int MPI_Op_free(MPI_Op* op);
+int MPI_Op_commutative(MPI_Op op, int* commute);
+
+/* ---- Info (kept, not interpreted) ---- */
+int MPI_Info_create(MPI_Info* info);
+int MPI_Info_set(MPI_Info info, const char* key, const char* value);
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
+                 int* flag);
+int MPI_Info_free(MPI_Info* info);
+
+/* ---- One-sided: link stubs (MPI_ERR_UNSUPPORTED_OPERATION) ---- */
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
+                   MPI_Comm comm, MPI_Win* win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
+                     MPI_Comm comm, void* baseptr, MPI_Win* win);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
+int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int MPI_Win_free(MPI_Win* win);
+/* Memory: plain malloc/free (no registration needed by the drivers). */
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
+int MPI_Free_mem(void* base);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RONDO_MPI_H_ */

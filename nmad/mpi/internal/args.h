@@ -1,0 +1,55 @@
+// Argument checking for the MPI calls: each helper checks one argument,
+// raises the right error class with a message naming the argument, its
+// value and what is allowed, and returns false (with *err set to the code
+// to return) when the argument is bad.
+#ifndef RONDO_NMAD_MPI_INTERNAL_ARGS_H_
+#define RONDO_NMAD_MPI_INTERNAL_ARGS_H_
+
+#include <mpi.h>
+
+#include <string>
+
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+
+// Every call but a few starts with this: MPI must be initialised.
+#define RONDO_MPI_ENTER(fn)                                                 \
+  ::rondo::nmad::mpi::State* st = ::rondo::nmad::mpi::Mpi();               \
+  if (st == nullptr)                                                        \
+    return ::rondo::nmad::mpi::RaiseError(                                  \
+        nullptr, MPI_ERR_OTHER, fn,                                         \
+        ::rondo::nmad::mpi::Finalized() ? "called after MPI_Finalize"       \
+                                        : "called before MPI_Init");        \
+  const char* const kFn = fn
+
+// The communicator behind `h`, or null with *err set.
+CommPtr CheckComm(State& st, MPI_Comm h, const char* fn, int* err);
+// The datatype behind `h` (predefined or user), or null with *err set.
+// Communication needs a committed type (`need_commit`); type queries and
+// constructors accept uncommitted ones.
+TypePtr CheckType(State& st, MPI_Datatype h, const Comm* comm,
+                  const char* fn, int* err, const char* arg = "datatype",
+                  bool need_commit = true);
+bool CheckCount(int count, const Comm* comm, const char* fn, int* err,
+                const char* arg = "count");
+// A buffer may be NULL only when it holds no data.
+bool CheckBuffer(const void* buf, int count, const Datatype& type,
+                 const Comm* comm, const char* fn, int* err,
+                 const char* arg = "buf");
+// A peer rank: 0..size-1, or MPI_PROC_NULL, or MPI_ANY_SOURCE when
+// `any_ok`.
+bool CheckRank(int rank, const Comm& comm, bool any_ok, const char* fn,
+               int* err, const char* arg);
+bool CheckRoot(int root, const Comm& comm, const char* fn, int* err);
+bool CheckTag(int tag, bool any_ok, const Comm& comm, const char* fn,
+              int* err);
+// An op valid for `type`.
+std::shared_ptr<const Op> CheckOpArg(State& st, MPI_Op h, const Datatype& type,
+                                  const Comm* comm, const char* fn, int* err);
+
+std::string TypeLabel(MPI_Datatype h);
+
+}  // namespace rondo::nmad::mpi
+
+#endif  // RONDO_NMAD_MPI_INTERNAL_ARGS_H_

@@ -1,0 +1,30 @@
+// Request completion shared by the point-to-point and collective calls.
+#ifndef RONDO_NMAD_MPI_INTERNAL_REQUESTS_H_
+#define RONDO_NMAD_MPI_INTERNAL_REQUESTS_H_
+
+#include <mpi.h>
+
+#include <string>
+
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+
+// True once the operation behind `r` has completed (no progress made).
+bool IsDone(const MpiRequest& r);
+// One progress pass from the caller: rails, then the engine's queues.
+int ProgressPass(State& st);
+// Completes a done request once: unpacks, fills r.status and r.error
+// (raising the error through the communicator's handler). Idempotent.
+int Finish(State& st, MpiRequest& r, const char* fn);
+// Progresses until `r` is done, finishes it and copies its status.
+int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn);
+// For a receive that must be abandoned (an error after posting it).
+int CancelOrWait(State& st, MpiRequest& r);
+// Maps a core Status to an MPI error class and raises it.
+int StatusError(const Comm* comm, Status s, const char* fn,
+                const std::string& what, int peer);
+
+}  // namespace rondo::nmad::mpi
+
+#endif  // RONDO_NMAD_MPI_INTERNAL_REQUESTS_H_

@@ -1,0 +1,242 @@
+// The MadMPI layer's state: the one documented global instance behind the C
+// API (mpi.h is a C interface, so its objects live somewhere the C calls can
+// reach). MPI_Init creates it, MPI_Finalize destroys it; every MPI_* call
+// goes through Mpi(). It owns the Rondo engine, the nmad Core and the handle
+// tables that map MPI's int handles to C++ objects.
+//
+// Communicators: each one has two nmad sessions, one for point-to-point and
+// one for collectives, so user messages and collective messages never match
+// each other; sessions are named deterministically from the parent
+// communicator (all members create a communicator collectively, in the same
+// order), which is how every rank opens the same sessions without talking.
+//
+// Thread-safety: MPI_THREAD_MULTIPLE. Handle tables are guarded by spin
+// locks held only for the lookup; objects are shared_ptr, so a handle freed
+// by one thread while another uses the object (a datatype freed while a
+// collective that uses it is in flight) stays alive until the last use.
+#ifndef RONDO_NMAD_MPI_INTERNAL_STATE_H_
+#define RONDO_NMAD_MPI_INTERNAL_STATE_H_
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/engine.h"
+#include "nmad/coll/algorithms.h"
+#include "nmad/coll/executor.h"
+#include "nmad/core.h"
+#include "nmad/mpi/datatype.h"
+#include "nmad/mpi/op.h"
+#include "queues/spin_lock.h"
+
+namespace rondo::nmad::mpi {
+
+using TypePtr = std::shared_ptr<const Datatype>;
+
+struct Group {
+  std::vector<int> world;  // group rank -> job rank
+  int RankOf(int job_rank) const {
+    for (size_t i = 0; i < world.size(); ++i)
+      if (world[i] == job_rank) return static_cast<int>(i);
+    return MPI_UNDEFINED;
+  }
+};
+using GroupPtr = std::shared_ptr<const Group>;
+
+struct Comm {
+  MPI_Comm handle = MPI_COMM_NULL;
+  std::string id;    // unique in the job: the sessions' base name
+  std::string name;  // MPI_Comm_set_name
+  std::vector<int> world;       // comm rank -> job rank
+  std::vector<int> from_world;  // job rank -> comm rank (-1: not a member)
+  int rank = 0;
+  int size = 0;
+  Session* p2p = nullptr;
+  Session* coll = nullptr;
+  std::atomic<uint64_t> coll_seq{0};   // one per collective call
+  std::atomic<uint64_t> child_seq{0};  // one per communicator creation
+  std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+  // Process topology (MPI_Topo_test).
+  int topo = MPI_UNDEFINED;
+  std::vector<int> dims, periods;          // cartesian
+  std::vector<int> sources, destinations;  // distributed graph
+  std::vector<int> source_weights, dest_weights;
+  bool weighted = false;
+};
+using CommPtr = std::shared_ptr<Comm>;
+
+// An MPI request: a point-to-point request of the core, or a running
+// collective, plus what completion must do (unpack into the user's buffer).
+struct MpiRequest {
+  enum class Kind { kSend, kRecv, kColl, kDone } kind = Kind::kDone;
+  Request req;                          // point-to-point
+  std::unique_ptr<coll::Operation> op;  // collectives
+  CommPtr comm;
+  TypePtr type;          // keeps a user type alive while in flight
+  std::vector<TypePtr> more_types;  // alltoallw
+  void* user_buf = nullptr;
+  int64_t count = 0;
+  std::vector<uint8_t> staging;  // packed data of a derived datatype
+  bool unpack_on_done = false;   // recv: staging -> user_buf
+  // Collectives: staging buffers (packed derived datatypes), the
+  // reduction's context, and what to do when the schedule is done (unpack
+  // into the user's buffers: runs in the engine task that completes the
+  // collective, so the data lands without any MPI call).
+  std::vector<std::unique_ptr<uint8_t[]>> stagings;
+  std::shared_ptr<void> reduce_ctx;
+  std::vector<std::function<void()>> on_complete;
+  bool completed = false;
+  MPI_Status status{};  // filled at completion
+  int error = MPI_SUCCESS;
+  bool cancel_requested = false;
+  const char* fn = "";  // the MPI function that started it
+};
+
+// Handle table: int handle -> shared object. Handles of freed objects are
+// not reused (an old copy of a freed handle is then detected as invalid).
+template <typename T>
+class HandleTable {
+ public:
+  explicit HandleTable(int first) : next_(first) {}
+  int Add(std::shared_ptr<T> obj) {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    int h = next_++;
+    map_.emplace(h, std::move(obj));
+    return h;
+  }
+  void Set(int h, std::shared_ptr<T> obj) {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    map_[h] = std::move(obj);
+  }
+  std::shared_ptr<T> Get(int h) const {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    auto it = map_.find(h);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<T> Remove(int h) {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    auto it = map_.find(h);
+    if (it == map_.end()) return nullptr;
+    auto obj = std::move(it->second);
+    map_.erase(it);
+    return obj;
+  }
+  size_t size() const {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    return map_.size();
+  }
+
+ private:
+  mutable queues::SpinLock mu_;
+  int next_;
+  std::unordered_map<int, std::shared_ptr<T>> map_;
+};
+
+// Kept in the table once created (a freed handler stays usable by the
+// communicators it is attached to); `refs` counts the handles the
+// application holds (MPI_Comm_get_errhandler returns a new one).
+struct UserErrhandler {
+  MPI_Comm_errhandler_function* fn = nullptr;
+  std::atomic<int> refs{1};
+};
+using Info = std::map<std::string, std::string>;
+
+class State {
+ public:
+  // Creates the engine and Core (collective over the job). Throws
+  // std::runtime_error with the reason when the job cannot start.
+  State();
+  ~State();
+
+  engine::Engine& engine() { return *engine_; }
+  Core& core() { return *core_; }
+  int world_rank() const { return core_->rank(); }
+  int world_size() const { return core_->size(); }
+
+  // Creates and registers a communicator over `world` (job ranks in comm
+  // rank order; the caller is a member) named `id` (the same on every
+  // member). Returns its handle, or MPI_COMM_NULL with *error set.
+  MPI_Comm NewComm(std::string id, std::vector<int> world,
+                   std::string* error);
+
+  HandleTable<Comm> comms{3};
+  HandleTable<const Group> groups{2};
+  HandleTable<const Datatype> types{RONDO_MPI_LAST_PREDEFINED_DATATYPE + 1};
+  HandleTable<const Op> ops{32};
+  HandleTable<MpiRequest> requests{1};
+  HandleTable<UserErrhandler> errhandlers{3};
+  HandleTable<Info> infos{1};
+
+  // User datatypes that MPI_Type_commit committed.
+  bool IsCommitted(MPI_Datatype h) const {
+    std::lock_guard<queues::SpinLock> lock(committed_mu);
+    return committed.count(h) != 0;
+  }
+  void SetCommitted(MPI_Datatype h, bool on) {
+    std::lock_guard<queues::SpinLock> lock(committed_mu);
+    if (on) committed.insert(h);
+    else committed.erase(h);
+  }
+
+  // Requests freed by MPI_Request_free before completion: reaped later.
+  std::mutex detached_mu;
+  std::vector<std::shared_ptr<MpiRequest>> detached;
+
+  // Collective algorithm overrides from RONDO_COLL_<NAME> and tuning.
+  coll::Algorithm forced[coll::kNumCollectives] = {};
+  uint64_t segment_bytes = 64 * 1024;
+  int radix = 4;
+
+  // MPI_Comm_create_group numbering, per (parent, tag, group).
+  std::map<std::string, uint64_t> group_creations;
+
+  // Values of the predefined attributes (MPI_Comm_get_attr points at them).
+  int attr_tag_ub = kMaxTag;
+  int attr_host = MPI_PROC_NULL;
+  int attr_io = MPI_ANY_SOURCE;
+  int attr_wtime_is_global = 0;
+  int attr_universe_size = 1;
+  int attr_appnum = 0;
+  int attr_lastusedcode = MPI_ERR_LASTCODE;
+
+  int thread_level = MPI_THREAD_MULTIPLE;
+  std::thread::id main_thread;
+
+ private:
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<Core> core_;
+  mutable queues::SpinLock committed_mu;
+  std::unordered_set<int> committed;
+};
+
+// The instance (null before MPI_Init and after MPI_Finalize).
+State* Mpi();
+bool Initialized();
+bool Finalized();
+
+// ---- errors ----
+// Records `message` for a new error code of class `error_class`, runs the
+// error handler of `comm` (MPI_COMM_WORLD's when comm is null): with
+// MPI_ERRORS_ARE_FATAL prints "MPI error in <fn>: <message>" and aborts the
+// job; returns the code otherwise.
+int RaiseError(const Comm* comm, int error_class, const char* fn,
+               const std::string& message);
+// Runs `comm`'s error handler on an existing error code.
+int CallErrhandler(const Comm* comm, int code, const char* fn);
+// The code's message, or the class's generic text.
+std::string ErrorText(int code);
+int ErrorClassOf(int code);
+
+}  // namespace rondo::nmad::mpi
+
+#endif  // RONDO_NMAD_MPI_INTERNAL_STATE_H_

@@ -1,0 +1,342 @@
+// MadMPI point-to-point and request calls: MPI_Send ... MPI_Testsome,
+// MPI_Cancel, MPI_Request_free. Messages go to the communicator's p2p
+// session of the nmad core; derived datatypes are packed into a staging
+// buffer (send) or unpacked from one at completion (receive).
+#include <mpi.h>
+#include <sched.h>
+
+#include <cstring>
+#include <vector>
+
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/requests.h"
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+
+namespace {
+
+enum class SendMode { kStandard, kSynchronous };
+
+// Starts a send into `r` (not yet in the request table).
+int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
+              int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
+              const char* fn) {
+  int err = MPI_SUCCESS;
+  CommPtr comm = CheckComm(st, ch, fn, &err);
+  if (!comm) return err;
+  TypePtr type = CheckType(st, dt, comm.get(), fn, &err);
+  if (!type) return err;
+  if (!CheckCount(count, comm.get(), fn, &err) ||
+      !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
+      !CheckRank(dest, *comm, false, fn, &err, "dest") ||
+      !CheckTag(tag, false, *comm, fn, &err))
+    return err;
+  r.comm = comm;
+  r.fn = fn;
+  if (dest == MPI_PROC_NULL) {
+    r.kind = MpiRequest::Kind::kDone;
+    r.status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return MPI_SUCCESS;
+  }
+  const size_t bytes = static_cast<size_t>(count) * type->size();
+  const void* data;
+  if (type->is_contiguous() || bytes == 0) {
+    data = bytes ? static_cast<const uint8_t*>(buf) + type->true_lb() : buf;
+  } else {
+    r.staging.resize(bytes);
+    type->Pack(buf, count, r.staging.data());
+    data = r.staging.data();
+    r.type = type;
+  }
+  r.kind = MpiRequest::Kind::kSend;
+  Status s = mode == SendMode::kSynchronous
+                 ? comm->p2p->Issend(comm->world[dest], tag, data, bytes, r.req)
+                 : comm->p2p->Isend(comm->world[dest], tag, data, bytes, r.req);
+  if (s != Status::kOk) {
+    r.kind = MpiRequest::Kind::kDone;
+    return StatusError(comm.get(), s, fn, "send to rank " +
+                                              std::to_string(dest), dest);
+  }
+  return MPI_SUCCESS;
+}
+
+int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
+              int tag, MPI_Comm ch, MpiRequest& r, const char* fn) {
+  int err = MPI_SUCCESS;
+  CommPtr comm = CheckComm(st, ch, fn, &err);
+  if (!comm) return err;
+  TypePtr type = CheckType(st, dt, comm.get(), fn, &err);
+  if (!type) return err;
+  if (!CheckCount(count, comm.get(), fn, &err) ||
+      !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
+      !CheckRank(source, *comm, true, fn, &err, "source") ||
+      !CheckTag(tag, true, *comm, fn, &err))
+    return err;
+  r.comm = comm;
+  r.fn = fn;
+  r.type = type;
+  r.user_buf = buf;
+  r.count = count;
+  if (source == MPI_PROC_NULL) {
+    r.kind = MpiRequest::Kind::kDone;
+    r.status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return MPI_SUCCESS;
+  }
+  const size_t bytes = static_cast<size_t>(count) * type->size();
+  void* data;
+  if (type->is_contiguous() || bytes == 0) {
+    data = bytes ? static_cast<uint8_t*>(buf) + type->true_lb() : buf;
+  } else {
+    r.staging.resize(bytes);
+    r.unpack_on_done = true;
+    data = r.staging.data();
+  }
+  r.kind = MpiRequest::Kind::kRecv;
+  const int src = source == MPI_ANY_SOURCE ? kAnySource : comm->world[source];
+  Status s = comm->p2p->Irecv(src, tag == MPI_ANY_TAG ? kAnyTag : tag, data,
+                              bytes, r.req);
+  if (s != Status::kOk) {
+    r.kind = MpiRequest::Kind::kDone;
+    return StatusError(comm.get(), s, fn,
+                       "receive from rank " + std::to_string(source), source);
+  }
+  return MPI_SUCCESS;
+}
+
+int Register(State& st, std::shared_ptr<MpiRequest> r, MPI_Request* out,
+             const char* fn) {
+  *out = st.requests.Add(std::move(r));
+  return MPI_SUCCESS;
+}
+
+int CheckRequestOut(MPI_Request* request, const char* fn) {
+  if (request == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, fn,
+                      "request is NULL (pass the address of an MPI_Request)");
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rondo::nmad::mpi
+
+using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
+using rondo::nmad::RecvInfo;
+using rondo::nmad::kAnySource;
+using rondo::nmad::kAnyTag;
+using rondo::engine::Status;
+
+extern "C" {
+
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
+             int tag, MPI_Comm comm) {
+  RONDO_MPI_ENTER("MPI_Send");
+  MpiRequest r;
+  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
+                      SendMode::kStandard, r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return WaitOne(*st, r, MPI_STATUS_IGNORE, kFn);
+}
+
+int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm) {
+  RONDO_MPI_ENTER("MPI_Ssend");
+  MpiRequest r;
+  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
+                      SendMode::kSynchronous, r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return WaitOne(*st, r, MPI_STATUS_IGNORE, kFn);
+}
+
+// Ready and buffered modes: a standard send satisfies both contracts
+// (buffered: nmad copies eager messages; large ones wait for the receiver,
+// which MPI_Bsend allows when no buffer was attached... Rondo has no
+// MPI_Buffer_attach, so this is the documented deviation).
+int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm) {
+  return MPI_Send(buf, count, datatype, dest, tag, comm);
+}
+int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm) {
+  return MPI_Send(buf, count, datatype, dest, tag, comm);
+}
+
+int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+             MPI_Comm comm, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Recv");
+  MpiRequest r;
+  int err = StartRecv(*st, buf, count, datatype, source, tag, comm, r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return WaitOne(*st, r, status, kFn);
+}
+
+int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Isend");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  auto r = std::make_shared<MpiRequest>();
+  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
+                      SendMode::kStandard, *r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return Register(*st, std::move(r), request, kFn);
+}
+
+int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Issend");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  auto r = std::make_shared<MpiRequest>();
+  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
+                      SendMode::kSynchronous, *r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return Register(*st, std::move(r), request, kFn);
+}
+
+int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request) {
+  return MPI_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
+              int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Irecv");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  auto r = std::make_shared<MpiRequest>();
+  int err = StartRecv(*st, buf, count, datatype, source, tag, comm, *r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return Register(*st, std::move(r), request, kFn);
+}
+
+int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 int dest, int sendtag, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Sendrecv");
+  MpiRequest rr, sr;
+  int err = StartRecv(*st, recvbuf, recvcount, recvtype, source, recvtag,
+                      comm, rr, kFn);
+  if (err != MPI_SUCCESS) return err;
+  err = StartSend(*st, sendbuf, sendcount, sendtype, dest, sendtag, comm,
+                  SendMode::kStandard, sr, kFn);
+  if (err != MPI_SUCCESS) {
+    (void)CancelOrWait(*st, rr);
+    return err;
+  }
+  int e1 = WaitOne(*st, sr, MPI_STATUS_IGNORE, kFn);
+  int e2 = WaitOne(*st, rr, status, kFn);
+  return e2 != MPI_SUCCESS ? e2 : e1;
+}
+
+int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                         int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Sendrecv_replace");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  TypePtr type = CheckType(*st, datatype, c.get(), kFn, &err);
+  if (!type) return err;
+  if (!CheckCount(count, c.get(), kFn, &err) ||
+      !CheckBuffer(buf, count, *type, c.get(), kFn, &err))
+    return err;
+  // Send a packed copy, receive into the buffer.
+  std::vector<uint8_t> copy(static_cast<size_t>(count) * type->size());
+  if (!copy.empty()) type->Pack(buf, count, copy.data());
+  MpiRequest rr, sr;
+  err = StartRecv(*st, buf, count, datatype, source, recvtag, comm, rr, kFn);
+  if (err != MPI_SUCCESS) return err;
+  err = StartSend(*st, copy.data(), static_cast<int>(copy.size()), MPI_BYTE,
+                  dest, sendtag, comm, SendMode::kStandard, sr, kFn);
+  if (err != MPI_SUCCESS) {
+    (void)CancelOrWait(*st, rr);
+    return err;
+  }
+  int e1 = WaitOne(*st, sr, MPI_STATUS_IGNORE, kFn);
+  int e2 = WaitOne(*st, rr, status, kFn);
+  return e2 != MPI_SUCCESS ? e2 : e1;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
+               MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Iprobe");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (!CheckRank(source, *c, true, kFn, &err, "source") ||
+      !CheckTag(tag, true, *c, kFn, &err))
+    return err;
+  if (flag == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "flag is NULL");
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    if (status) *status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return MPI_SUCCESS;
+  }
+  bool found = false;
+  RecvInfo info;
+  Status s = c->p2p->Iprobe(
+      source == MPI_ANY_SOURCE ? kAnySource : c->world[source],
+      tag == MPI_ANY_TAG ? kAnyTag : tag, &found, &info);
+  if (s != Status::kOk) return StatusError(c.get(), s, kFn, "probe", source);
+  *flag = found;
+  if (found && status) {
+    status->MPI_SOURCE = c->from_world[info.source];
+    status->MPI_TAG = info.tag;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->rondo_cancelled = 0;
+    status->rondo_bytes = static_cast<long long>(info.size);
+  }
+  if (!found) sched_yield();  // a polling loop lets the sender run
+  return MPI_SUCCESS;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Probe");
+  int flag = 0;
+  for (;;) {
+    int err = MPI_Iprobe(source, tag, comm, &flag, status);
+    if (err != MPI_SUCCESS || flag) return err;
+    (void)kFn;
+    (void)st->engine().Poll();
+  }
+}
+
+int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
+                  int* count) {
+  RONDO_MPI_ENTER("MPI_Get_count");
+  int err = MPI_SUCCESS;
+  if (status == nullptr || count == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "status and count must not be NULL");
+  TypePtr type = CheckType(*st, datatype, nullptr, kFn, &err, "datatype",
+                           false);
+  if (!type) return err;
+  const long long bytes = status->rondo_bytes;
+  const int64_t size = type->size();
+  if (size == 0) *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+  else if (bytes % size != 0) *count = MPI_UNDEFINED;
+  else *count = static_cast<int>(bytes / size);
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
+                     int* count) {
+  RONDO_MPI_ENTER("MPI_Get_elements");
+  int err = MPI_SUCCESS;
+  if (status == nullptr || count == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "status and count must not be NULL");
+  TypePtr type = CheckType(*st, datatype, nullptr, kFn, &err, "datatype",
+                           false);
+  if (!type) return err;
+  const int64_t size = type->size();
+  if (size == 0) {
+    *count = 0;
+    return MPI_SUCCESS;
+  }
+  const int64_t n = type->CountElements(status->rondo_bytes);
+  *count = n < 0 || n > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

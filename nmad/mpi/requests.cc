@@ -1,0 +1,504 @@
+// MadMPI request calls: MPI_Wait*, MPI_Test*, MPI_Request_free,
+// MPI_Cancel. A request is a core Request (point-to-point) or a running
+// collective (nmad/coll Operation); completing one unpacks a derived
+// datatype's staging buffer and fills the MPI_Status.
+#include <mpi.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/requests.h"
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+
+bool IsDone(const MpiRequest& r) {
+  switch (r.kind) {
+    case MpiRequest::Kind::kSend:
+    case MpiRequest::Kind::kRecv:
+      return r.req.done();
+    case MpiRequest::Kind::kColl:
+      return r.op->done();
+    case MpiRequest::Kind::kDone:
+      return true;
+  }
+  return true;
+}
+
+int ProgressPass(State& st) {
+  int n = st.core().Progress();
+  n += st.engine().Poll();
+  return n;
+}
+
+int StatusError(const Comm* comm, Status s, const char* fn,
+                const std::string& what, int peer) {
+  State* st = Mpi();
+  switch (s) {
+    case Status::kPeerFailed: {
+      std::string text;
+      if (st && comm && peer >= 0 && peer < comm->size)
+        text = st->core().FailureText(comm->world[peer]);
+      return RaiseError(comm, MPIX_ERR_PROC_FAILED, fn,
+                        what + ": the peer process failed" +
+                            (text.empty() ? "" : " (" + text + ")"));
+    }
+    case Status::kShutdown:
+      return RaiseError(comm, MPI_ERR_OTHER, fn,
+                        what + ": MPI is shutting down");
+    case Status::kTruncated:
+      return RaiseError(comm, MPI_ERR_TRUNCATE, fn, what);
+    case Status::kInvalidArgument:
+      return RaiseError(comm, MPI_ERR_ARG, fn, what + ": invalid argument");
+    default:
+      return RaiseError(comm, MPI_ERR_INTERN, fn,
+                        what + ": " + std::string(engine::StatusName(s)));
+  }
+}
+
+int Finish(State& st, MpiRequest& r, const char* fn) {
+  if (r.completed) return r.error;
+  r.completed = true;
+  switch (r.kind) {
+    case MpiRequest::Kind::kDone:
+      break;
+    case MpiRequest::Kind::kSend: {
+      r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+      Status s = r.req.status();
+      if (s != Status::kOk)
+        r.error = StatusError(r.comm.get(), s, fn, "send", -1);
+      break;
+    }
+    case MpiRequest::Kind::kRecv: {
+      const RecvInfo& info = r.req.info();
+      Status s = r.req.status();
+      r.status.MPI_SOURCE =
+          info.source >= 0 && info.source < st.world_size()
+              ? r.comm->from_world[info.source]
+              : MPI_ANY_SOURCE;
+      r.status.MPI_TAG = info.tag;
+      r.status.rondo_bytes = static_cast<long long>(info.received);
+      r.status.rondo_cancelled = s == Status::kCanceled;
+      if (r.unpack_on_done && info.received > 0)
+        r.type->Unpack(r.staging.data(), static_cast<int64_t>(info.received),
+                       r.user_buf, r.count);
+      if (s == Status::kTruncated) {
+        r.error = RaiseError(
+            r.comm.get(), MPI_ERR_TRUNCATE, fn,
+            "a message of " + std::to_string(info.size) + " bytes from rank " +
+                std::to_string(r.status.MPI_SOURCE) + " (tag " +
+                std::to_string(info.tag) + ") does not fit the receive "
+                "buffer of " + std::to_string(r.count) + " x " +
+                std::to_string(r.type->size()) + " bytes; " +
+                std::to_string(info.received) + " bytes were delivered");
+      } else if (s != Status::kOk && s != Status::kCanceled) {
+        r.error = StatusError(r.comm.get(), s, fn, "receive",
+                              r.status.MPI_SOURCE);
+      }
+      break;
+    }
+    case MpiRequest::Kind::kColl: {
+      r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+      Status s = r.op->status();
+      if (s != Status::kOk) {
+        r.error = RaiseError(
+            r.comm.get(),
+            s == Status::kPeerFailed  ? MPIX_ERR_PROC_FAILED
+            : s == Status::kTruncated ? MPI_ERR_TRUNCATE
+                                      : MPI_ERR_OTHER,
+            r.fn, r.op->error());
+      }
+      break;
+    }
+  }
+  r.status.MPI_ERROR = r.error;
+  return r.error;
+}
+
+int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
+  switch (r.kind) {
+    case MpiRequest::Kind::kSend:
+    case MpiRequest::Kind::kRecv:
+      (void)st.core().Wait(r.req);
+      break;
+    case MpiRequest::Kind::kColl:
+      (void)r.op->Wait();
+      break;
+    case MpiRequest::Kind::kDone:
+      break;
+  }
+  int err = Finish(st, r, fn);
+  if (status != MPI_STATUS_IGNORE) *status = r.status;
+  return err;
+}
+
+int CancelOrWait(State& st, MpiRequest& r) {
+  if (r.kind == MpiRequest::Kind::kRecv)
+    (void)r.comm->p2p->CancelRecv(r.req);
+  MPI_Status ignored;
+  return WaitOne(st, r, &ignored, "MPI_Cancel");
+}
+
+namespace {
+
+// The request behind `h`, or null. MPI_REQUEST_NULL gives null with
+// *err == MPI_SUCCESS; a handle that is not active raises MPI_ERR_REQUEST.
+std::shared_ptr<MpiRequest> Lookup(State& st, MPI_Request h, const char* fn,
+                                   int* err, const char* arg = "request") {
+  *err = MPI_SUCCESS;
+  if (h == MPI_REQUEST_NULL) return nullptr;
+  auto r = st.requests.Get(h);
+  if (!r)
+    *err = RaiseError(nullptr, MPI_ERR_REQUEST, fn,
+                      std::string(arg) + " = " + std::to_string(h) +
+                          " is not an active request (already completed, "
+                          "freed, or never started)");
+  return r;
+}
+
+const MPI_Status kEmptyStatus = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0,
+                                 0};
+
+// Completes the request at *h (done), releases its handle.
+int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
+            const char* fn) {
+  int err = Finish(st, r, fn);
+  if (status != MPI_STATUS_IGNORE) *status = r.status;
+  st.requests.Remove(*h);
+  *h = MPI_REQUEST_NULL;
+  return err;
+}
+
+void Backoff(uint32_t& idle, int worked) {
+  if (worked > 0) {
+    idle = 0;
+  } else if (++idle >= 64) {
+    idle = 0;
+    sched_yield();
+  }
+}
+
+}  // namespace
+}  // namespace rondo::nmad::mpi
+
+using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
+
+extern "C" {
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Wait");
+  if (request == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
+  int err;
+  auto r = Lookup(*st, *request, kFn, &err);
+  if (!r) {
+    if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
+      *status = kEmptyStatus;
+    return err;
+  }
+  switch (r->kind) {
+    case MpiRequest::Kind::kSend:
+    case MpiRequest::Kind::kRecv:
+      (void)st->core().Wait(r->req);
+      break;
+    case MpiRequest::Kind::kColl:
+      (void)r->op->Wait();
+      break;
+    case MpiRequest::Kind::kDone:
+      break;
+  }
+  return Release(*st, request, *r, status, kFn);
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Test");
+  if (request == nullptr || flag == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "request and flag must not be NULL");
+  int err;
+  auto r = Lookup(*st, *request, kFn, &err);
+  if (!r) {
+    *flag = err == MPI_SUCCESS;
+    if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
+      *status = kEmptyStatus;
+    return err;
+  }
+  if (!IsDone(*r)) ProgressPass(*st);
+  *flag = IsDone(*r);
+  if (!*flag) return MPI_SUCCESS;
+  return Release(*st, request, *r, status, kFn);
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag,
+                           MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Request_get_status");
+  if (flag == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "flag is NULL");
+  int err;
+  auto r = Lookup(*st, request, kFn, &err);
+  if (!r) {
+    *flag = err == MPI_SUCCESS;
+    if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
+      *status = kEmptyStatus;
+    return err;
+  }
+  if (!IsDone(*r)) ProgressPass(*st);
+  *flag = IsDone(*r);
+  if (*flag) {
+    err = Finish(*st, *r, kFn);
+    if (status != MPI_STATUS_IGNORE) *status = r->status;
+    return err;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  RONDO_MPI_ENTER("MPI_Waitall");
+  if (count < 0)
+    return RaiseError(nullptr, MPI_ERR_COUNT, kFn,
+                      "count = " + std::to_string(count) + " (must be >= 0)");
+  if (count > 0 && requests == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
+                      "requests is NULL with count > 0");
+  std::vector<std::shared_ptr<MpiRequest>> rs(count);
+  for (int i = 0; i < count; ++i) {
+    int err;
+    rs[i] = Lookup(*st, requests[i], kFn, &err,
+                   ("requests[" + std::to_string(i) + "]").c_str());
+    if (err != MPI_SUCCESS) return err;
+  }
+  uint32_t idle = 0;
+  for (;;) {
+    bool all = true;
+    for (auto& r : rs) all = all && (!r || IsDone(*r));
+    if (all) break;
+    Backoff(idle, ProgressPass(*st));
+  }
+  bool any_error = false;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                    : &statuses[i];
+    if (!rs[i]) {
+      if (s != MPI_STATUS_IGNORE) *s = kEmptyStatus;
+      continue;
+    }
+    // Errors go to statuses[i].MPI_ERROR; the handler runs once below.
+    auto saved = rs[i]->comm ? rs[i]->comm->errhandler.load()
+                             : MPI_ERRORS_RETURN;
+    (void)saved;
+    int e = Release(*st, &requests[i], *rs[i], s, kFn);
+    any_error |= e != MPI_SUCCESS;
+  }
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag,
+                MPI_Status statuses[]) {
+  RONDO_MPI_ENTER("MPI_Testall");
+  if (count < 0 || flag == nullptr || (count > 0 && requests == nullptr))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "count must be >= 0, flag not NULL, and requests not "
+                      "NULL when count > 0");
+  std::vector<std::shared_ptr<MpiRequest>> rs(count);
+  for (int i = 0; i < count; ++i) {
+    int err;
+    rs[i] = Lookup(*st, requests[i], kFn, &err);
+    if (err != MPI_SUCCESS) return err;
+  }
+  bool all = true;
+  for (auto& r : rs) all = all && (!r || IsDone(*r));
+  if (!all) {
+    ProgressPass(*st);
+    all = true;
+    for (auto& r : rs) all = all && (!r || IsDone(*r));
+  }
+  *flag = all;
+  if (!all) return MPI_SUCCESS;
+  bool any_error = false;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                    : &statuses[i];
+    if (!rs[i]) {
+      if (s != MPI_STATUS_IGNORE) *s = kEmptyStatus;
+      continue;
+    }
+    any_error |= Release(*st, &requests[i], *rs[i], s, kFn) != MPI_SUCCESS;
+  }
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index,
+                MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Waitany");
+  if (count < 0 || index == nullptr || (count > 0 && requests == nullptr))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "count must be >= 0, index not NULL, and requests not "
+                      "NULL when count > 0");
+  std::vector<std::shared_ptr<MpiRequest>> rs(count);
+  bool any = false;
+  for (int i = 0; i < count; ++i) {
+    int err;
+    rs[i] = Lookup(*st, requests[i], kFn, &err);
+    if (err != MPI_SUCCESS) return err;
+    any |= rs[i] != nullptr;
+  }
+  if (!any) {
+    *index = MPI_UNDEFINED;
+    if (status != MPI_STATUS_IGNORE) *status = kEmptyStatus;
+    return MPI_SUCCESS;
+  }
+  uint32_t idle = 0;
+  for (;;) {
+    for (int i = 0; i < count; ++i)
+      if (rs[i] && IsDone(*rs[i])) {
+        *index = i;
+        return Release(*st, &requests[i], *rs[i], status, kFn);
+      }
+    Backoff(idle, ProgressPass(*st));
+  }
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
+                MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Testany");
+  if (count < 0 || index == nullptr || flag == nullptr ||
+      (count > 0 && requests == nullptr))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "count must be >= 0, index and flag not NULL, and "
+                      "requests not NULL when count > 0");
+  std::vector<std::shared_ptr<MpiRequest>> rs(count);
+  bool any = false;
+  for (int i = 0; i < count; ++i) {
+    int err;
+    rs[i] = Lookup(*st, requests[i], kFn, &err);
+    if (err != MPI_SUCCESS) return err;
+    any |= rs[i] != nullptr;
+  }
+  if (!any) {
+    *flag = 1;
+    *index = MPI_UNDEFINED;
+    if (status != MPI_STATUS_IGNORE) *status = kEmptyStatus;
+    return MPI_SUCCESS;
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < count; ++i)
+      if (rs[i] && IsDone(*rs[i])) {
+        *flag = 1;
+        *index = i;
+        return Release(*st, &requests[i], *rs[i], status, kFn);
+      }
+    if (pass == 0) ProgressPass(*st);
+  }
+  *flag = 0;
+  *index = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+static int SomeCommon(State& st, int incount, MPI_Request requests[],
+                      int* outcount, int indices[], MPI_Status statuses[],
+                      bool wait, const char* fn) {
+  if (incount < 0 || outcount == nullptr ||
+      (incount > 0 && (requests == nullptr || indices == nullptr)))
+    return RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      "incount must be >= 0, outcount not NULL, requests "
+                      "and indices not NULL when incount > 0");
+  std::vector<std::shared_ptr<MpiRequest>> rs(incount);
+  bool any = false;
+  for (int i = 0; i < incount; ++i) {
+    int err;
+    rs[i] = Lookup(st, requests[i], fn, &err);
+    if (err != MPI_SUCCESS) return err;
+    any |= rs[i] != nullptr;
+  }
+  if (!any) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  uint32_t idle = 0;
+  for (int pass = 0;; ++pass) {
+    int n = 0;
+    bool any_error = false;
+    for (int i = 0; i < incount; ++i)
+      if (rs[i] && IsDone(*rs[i])) {
+        MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                        : &statuses[n];
+        indices[n++] = i;
+        any_error |= Release(st, &requests[i], *rs[i], s, fn) != MPI_SUCCESS;
+      }
+    if (n > 0 || (!wait && pass > 0)) {
+      *outcount = n;
+      return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+    }
+    Backoff(idle, ProgressPass(st));
+  }
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
+                 int indices[], MPI_Status statuses[]) {
+  RONDO_MPI_ENTER("MPI_Waitsome");
+  return SomeCommon(*st, incount, requests, outcount, indices, statuses, true,
+                    kFn);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
+                 int indices[], MPI_Status statuses[]) {
+  RONDO_MPI_ENTER("MPI_Testsome");
+  return SomeCommon(*st, incount, requests, outcount, indices, statuses,
+                    false, kFn);
+}
+
+int MPI_Request_free(MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Request_free");
+  if (request == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
+  if (*request == MPI_REQUEST_NULL)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
+                      "request is MPI_REQUEST_NULL");
+  int err;
+  auto r = Lookup(*st, *request, kFn, &err);
+  if (!r) return err;
+  st->requests.Remove(*request);
+  *request = MPI_REQUEST_NULL;
+  std::lock_guard<std::mutex> lock(st->detached_mu);
+  // Reap the detached requests that completed meanwhile.
+  std::erase_if(st->detached, [](const std::shared_ptr<MpiRequest>& d) {
+    return IsDone(*d);
+  });
+  if (!IsDone(*r)) st->detached.push_back(std::move(r));
+  return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Cancel");
+  if (request == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
+  int err;
+  auto r = Lookup(*st, *request, kFn, &err);
+  if (!r) return err;
+  switch (r->kind) {
+    case MpiRequest::Kind::kRecv:
+      (void)r->comm->p2p->CancelRecv(r->req);  // kBusy: matched already
+      break;
+    case MpiRequest::Kind::kSend:
+      break;  // sends are not cancelled: they complete normally
+    case MpiRequest::Kind::kColl:
+      return RaiseError(r->comm.get(), MPI_ERR_REQUEST, kFn,
+                        "a nonblocking collective cannot be cancelled");
+    case MpiRequest::Kind::kDone:
+      break;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  if (status == nullptr || flag == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled",
+                      "status and flag must not be NULL");
+  *flag = status->rondo_cancelled != 0;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,436 @@
+// The MadMPI instance, error handling and the environment calls (MPI_Init,
+// MPI_Finalize, MPI_Wtime, ...). See internal/state.h.
+#include <mpi.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "drivers/bootstrap/bootstrap.h"
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+namespace {
+
+// The documented global instance behind the C API (see state.h).
+std::atomic<State*> g_state{nullptr};
+std::atomic<int> g_phase{0};  // 0 before Init, 1 initialised, 2 finalized
+
+// Error messages: a code is class + 64 * k, where k indexes a ring of the
+// last messages, so MPI_Error_string can name the offending argument.
+constexpr int kClassSpan = 64;
+constexpr int kMessages = 4096;
+struct ErrorLog {
+  std::mutex mu;
+  std::string messages[kMessages];
+  int next = 0;
+};
+ErrorLog& Log() {
+  static ErrorLog log;  // messages only; holds no job state
+  return log;
+}
+
+const char* ClassText(int c) {
+  switch (c) {
+    case MPI_SUCCESS: return "MPI_SUCCESS: no error";
+    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER: invalid buffer pointer";
+    case MPI_ERR_COUNT: return "MPI_ERR_COUNT: invalid count argument";
+    case MPI_ERR_TYPE: return "MPI_ERR_TYPE: invalid datatype";
+    case MPI_ERR_TAG: return "MPI_ERR_TAG: invalid tag";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM: invalid communicator";
+    case MPI_ERR_RANK: return "MPI_ERR_RANK: invalid rank";
+    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST: invalid request";
+    case MPI_ERR_ROOT: return "MPI_ERR_ROOT: invalid root";
+    case MPI_ERR_GROUP: return "MPI_ERR_GROUP: invalid group";
+    case MPI_ERR_OP: return "MPI_ERR_OP: invalid reduce operation";
+    case MPI_ERR_TOPOLOGY: return "MPI_ERR_TOPOLOGY: invalid topology";
+    case MPI_ERR_DIMS: return "MPI_ERR_DIMS: invalid dimension argument";
+    case MPI_ERR_ARG: return "MPI_ERR_ARG: invalid argument";
+    case MPI_ERR_UNKNOWN: return "MPI_ERR_UNKNOWN: unknown error";
+    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE: message truncated";
+    case MPI_ERR_OTHER: return "MPI_ERR_OTHER: other error";
+    case MPI_ERR_INTERN: return "MPI_ERR_INTERN: internal error";
+    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS: error code in status";
+    case MPI_ERR_PENDING: return "MPI_ERR_PENDING: pending request";
+    case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL: invalid key value";
+    case MPI_ERR_NO_MEM: return "MPI_ERR_NO_MEM: out of memory";
+    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY: invalid info key";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE: invalid info value";
+    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY: no such info key";
+    case MPI_ERR_INFO: return "MPI_ERR_INFO: invalid info object";
+    case MPI_ERR_WIN: return "MPI_ERR_WIN: invalid window";
+    case MPI_ERR_SIZE: return "MPI_ERR_SIZE: invalid size";
+    case MPI_ERR_DISP: return "MPI_ERR_DISP: invalid displacement";
+    case MPI_ERR_UNSUPPORTED_OPERATION:
+      return "MPI_ERR_UNSUPPORTED_OPERATION: not supported by Rondo";
+    case MPIX_ERR_PROC_FAILED:
+      return "MPIX_ERR_PROC_FAILED: a process of the job failed";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+State* Mpi() { return g_state.load(std::memory_order_acquire); }
+bool Initialized() { return g_phase.load() >= 1; }
+bool Finalized() { return g_phase.load() == 2; }
+
+int ErrorClassOf(int code) {
+  if (code < 0) return MPI_ERR_UNKNOWN;
+  return code % kClassSpan;
+}
+
+std::string ErrorText(int code) {
+  const int c = ErrorClassOf(code);
+  const char* generic = ClassText(c);
+  std::string text = generic ? generic : "MPI_ERR_UNKNOWN: unknown error code";
+  const int k = code / kClassSpan;
+  if (k > 0 && code >= 0) {
+    ErrorLog& log = Log();
+    std::lock_guard<std::mutex> lock(log.mu);
+    const std::string& m = log.messages[(k - 1) % kMessages];
+    if (!m.empty()) text += ": " + m;
+  }
+  return text;
+}
+
+int RaiseError(const Comm* comm, int error_class, const char* fn,
+               const std::string& message) {
+  ErrorLog& log = Log();
+  int code;
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    const int k = log.next;
+    log.next = (log.next + 1) % kMessages;
+    log.messages[k] = std::string(fn) + ": " + message;
+    code = error_class + kClassSpan * (k + 1);
+  }
+  return CallErrhandler(comm, code, fn);
+}
+
+int CallErrhandler(const Comm* comm, int code, const char* fn) {
+  MPI_Errhandler h = MPI_ERRORS_ARE_FATAL;
+  State* st = Mpi();
+  std::shared_ptr<Comm> world;
+  MPI_Comm handle = MPI_COMM_WORLD;
+  if (comm != nullptr) {
+    h = comm->errhandler.load();
+    handle = comm->handle;
+  } else if (st != nullptr && (world = st->comms.Get(MPI_COMM_WORLD))) {
+    h = world->errhandler.load();
+  }
+  if (h == MPI_ERRORS_RETURN) return code;
+  if (h != MPI_ERRORS_ARE_FATAL && st != nullptr) {
+    if (auto user = st->errhandlers.Get(h); user && user->fn) {
+      int c = code;
+      user->fn(&handle, &c);
+      return code;
+    }
+  }
+  std::fprintf(stderr, "rondo: MPI error on rank %d in %s: %s (aborting)\n",
+               st ? st->world_rank() : -1, fn, ErrorText(code).c_str());
+  std::fflush(stderr);
+  std::fflush(stdout);
+  const int error_class = ErrorClassOf(code);
+  std::_Exit(error_class == 0 ? 1 : 16 + error_class);
+}
+
+// ---- State ----
+State::State() {
+  engine_ = std::make_unique<engine::Engine>();
+  std::string err;
+  auto boot = drivers::bootstrap::BootstrapFromEnvironment(&err);
+  if (!boot.ok())
+    throw std::runtime_error("cannot reach the job's launcher: " + err);
+  auto core = Core::Create(*engine_, std::move(boot).value(),
+                           NmadOptions::FromEnvironment(), &err);
+  if (!core.ok()) throw std::runtime_error("cannot start nmad: " + err);
+  core_ = std::move(core).value();
+  main_thread = std::this_thread::get_id();
+  attr_universe_size = core_->size();
+
+  // RONDO_COLL_<NAME>=<algorithm>, RONDO_COLL_SEGMENT_BYTES, _RADIX.
+  for (int c = 0; c < coll::kNumCollectives; ++c) {
+    auto name = coll::CollectiveName(static_cast<coll::Collective>(c));
+    std::string var = "RONDO_COLL_";
+    for (char ch : name) var += static_cast<char>(std::toupper(ch));
+    const char* v = std::getenv(var.c_str());
+    if (v == nullptr || *v == 0) continue;
+    auto alg = coll::ParseAlgorithm(v);
+    std::string allowed;
+    for (auto a : coll::AlgorithmsFor(static_cast<coll::Collective>(c)))
+      allowed += (allowed.empty() ? "" : "|") + std::string(coll::AlgorithmName(a));
+    bool ok = alg.has_value();
+    if (ok && *alg != coll::Algorithm::kAuto) {
+      ok = false;
+      for (auto a : coll::AlgorithmsFor(static_cast<coll::Collective>(c)))
+        ok |= a == *alg;
+    }
+    if (!ok)
+      throw std::runtime_error("Invalid value for " + var + ": '" + v +
+                               "'. Expected: auto|" + allowed);
+    forced[c] = *alg;
+  }
+  if (const char* v = std::getenv("RONDO_COLL_SEGMENT_BYTES"); v && *v) {
+    char* end = nullptr;
+    unsigned long long b = std::strtoull(v, &end, 10);
+    if (*end != 0 || b == 0)
+      throw std::runtime_error(
+          std::string("Invalid value for RONDO_COLL_SEGMENT_BYTES: '") + v +
+          "'. Expected: a positive number of bytes");
+    segment_bytes = b;
+  }
+  if (const char* v = std::getenv("RONDO_COLL_RADIX"); v && *v) {
+    char* end = nullptr;
+    long r = std::strtol(v, &end, 10);
+    if (*end != 0 || r < 2 || r > 64)
+      throw std::runtime_error(
+          std::string("Invalid value for RONDO_COLL_RADIX: '") + v +
+          "'. Expected: 2..64");
+    radix = static_cast<int>(r);
+  }
+
+  // MPI_COMM_WORLD and MPI_COMM_SELF.
+  std::vector<int> all(world_size());
+  for (int i = 0; i < world_size(); ++i) all[i] = i;
+  auto make = [&](MPI_Comm handle, std::string id, std::vector<int> ranks,
+                  const char* name) {
+    auto c = std::make_shared<Comm>();
+    c->id = std::move(id);
+    c->name = name;
+    c->world = std::move(ranks);
+    c->size = static_cast<int>(c->world.size());
+    c->from_world.assign(world_size(), -1);
+    for (int i = 0; i < c->size; ++i) c->from_world[c->world[i]] = i;
+    c->rank = c->from_world[world_rank()];
+    c->handle = handle;
+    auto p2p = core_->OpenSession("mpi:" + c->id, {}, &err);
+    auto col = core_->OpenSession("mpi:" + c->id + "#coll", {}, &err);
+    if (!p2p.ok() || !col.ok())
+      throw std::runtime_error("cannot open the sessions of " +
+                               std::string(name) + ": " + err);
+    c->p2p = p2p.value();
+    c->coll = col.value();
+    comms.Set(handle, std::move(c));
+  };
+  make(MPI_COMM_WORLD, "world", all, "MPI_COMM_WORLD");
+  make(MPI_COMM_SELF, "self" + std::to_string(world_rank()), {world_rank()},
+       "MPI_COMM_SELF");
+  auto empty = std::make_shared<Group>();
+  groups.Set(MPI_GROUP_EMPTY, empty);
+}
+
+State::~State() {
+  core_.reset();  // collective: barrier, then closes the rails
+  engine_->Shutdown();
+}
+
+MPI_Comm State::NewComm(std::string id, std::vector<int> world,
+                        std::string* error) {
+  auto c = std::make_shared<Comm>();
+  c->id = std::move(id);
+  c->world = std::move(world);
+  c->size = static_cast<int>(c->world.size());
+  c->from_world.assign(world_size(), -1);
+  for (int i = 0; i < c->size; ++i) c->from_world[c->world[i]] = i;
+  c->rank = c->from_world[world_rank()];
+  auto p2p = core_->OpenSession("mpi:" + c->id, {}, error);
+  if (!p2p.ok()) return MPI_COMM_NULL;
+  auto col = core_->OpenSession("mpi:" + c->id + "#coll", {}, error);
+  if (!col.ok()) return MPI_COMM_NULL;
+  c->p2p = p2p.value();
+  c->coll = col.value();
+  Comm* raw = c.get();
+  const MPI_Comm h = comms.Add(std::move(c));
+  raw->handle = h;  // before the handle is returned to anyone
+  return h;
+}
+
+}  // namespace rondo::nmad::mpi
+
+using rondo::nmad::mpi::ErrorClassOf;
+using rondo::nmad::mpi::ErrorText;
+using rondo::nmad::mpi::Mpi;
+using rondo::nmad::mpi::RaiseError;
+using rondo::nmad::mpi::State;
+
+namespace {
+int InitCommon(int required, int* provided, const char* fn) {
+  using rondo::nmad::mpi::g_phase;
+  int expect = 0;
+  if (!g_phase.compare_exchange_strong(expect, 1))
+    return RaiseError(nullptr, MPI_ERR_OTHER, fn,
+                      expect == 1 ? "MPI is already initialised"
+                                  : "MPI was finalised; it cannot restart");
+  try {
+    auto* st = new State();
+    st->thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                       : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                         : required;
+    rondo::nmad::mpi::g_state.store(st, std::memory_order_release);
+    if (provided) *provided = st->thread_level;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rondo: %s failed: %s\n", fn, e.what());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+extern "C" {
+
+int MPI_Init(int*, char***) {
+  return InitCommon(MPI_THREAD_MULTIPLE, nullptr, "MPI_Init");
+}
+
+int MPI_Init_thread(int*, char***, int required, int* provided) {
+  return InitCommon(required, provided, "MPI_Init_thread");
+}
+
+int MPI_Initialized(int* flag) {
+  if (flag == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Initialized",
+                      "flag is NULL");
+  *flag = rondo::nmad::mpi::Initialized();
+  return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int* flag) {
+  if (flag == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
+  *flag = rondo::nmad::mpi::Finalized();
+  return MPI_SUCCESS;
+}
+
+int MPI_Finalize(void) {
+  State* st = Mpi();
+  if (st == nullptr)
+    return RaiseError(nullptr, MPI_ERR_OTHER, "MPI_Finalize",
+                      "MPI is not initialised");
+  // Requests freed by MPI_Request_free must finish before the rails close.
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    for (auto& r : st->detached) {
+      if (r->op) (void)r->op->Wait();
+      else if (r->kind != rondo::nmad::mpi::MpiRequest::Kind::kDone)
+        (void)st->core().Wait(r->req);
+    }
+    st->detached.clear();
+  }
+  rondo::nmad::mpi::g_state.store(nullptr, std::memory_order_release);
+  delete st;
+  rondo::nmad::mpi::g_phase.store(2);
+  return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm, int errorcode) {
+  State* st = Mpi();
+  std::fprintf(stderr, "rondo: MPI_Abort called on rank %d with code %d\n",
+               st ? st->world_rank() : -1, errorcode);
+  std::fflush(stderr);
+  std::fflush(stdout);
+  std::_Exit(errorcode == 0 ? 1 : (errorcode & 0xff ? errorcode & 0xff : 1));
+}
+
+double MPI_Wtime(void) {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double MPI_Wtick(void) {
+  timespec ts;
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+int MPI_Get_processor_name(char* name, int* resultlen) {
+  if (name == nullptr || resultlen == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_processor_name",
+                      "name and resultlen must not be NULL");
+  if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+    std::snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+  name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
+  *resultlen = static_cast<int>(std::strlen(name));
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int* version, int* subversion) {
+  if (version == nullptr || subversion == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_version",
+                      "version and subversion must not be NULL");
+  *version = MPI_VERSION;
+  *subversion = MPI_SUBVERSION;
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char* version, int* resultlen) {
+  if (version == nullptr || resultlen == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_library_version",
+                      "version and resultlen must not be NULL");
+  int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                        "Rondo MadMPI (MPI %d.%d subset over nmad)",
+                        MPI_VERSION, MPI_SUBVERSION);
+  *resultlen = n;
+  return MPI_SUCCESS;
+}
+
+int MPI_Query_thread(int* provided) {
+  State* st = Mpi();
+  if (provided == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Query_thread",
+                      "provided is NULL");
+  *provided = st ? st->thread_level : MPI_THREAD_SINGLE;
+  return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int* flag) {
+  State* st = Mpi();
+  if (flag == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Is_thread_main",
+                      "flag is NULL");
+  *flag = st != nullptr && st->main_thread == std::this_thread::get_id();
+  return MPI_SUCCESS;
+}
+
+int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+  if (string == nullptr || resultlen == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_string",
+                      "string and resultlen must not be NULL");
+  std::string t = ErrorText(errorcode);
+  if (t.size() >= MPI_MAX_ERROR_STRING) t.resize(MPI_MAX_ERROR_STRING - 1);
+  std::memcpy(string, t.c_str(), t.size() + 1);
+  *resultlen = static_cast<int>(t.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Error_class(int errorcode, int* errorclass) {
+  if (errorclass == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_class",
+                      "errorclass is NULL");
+  if (errorcode < 0)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_class",
+                      "errorcode = " + std::to_string(errorcode) +
+                          " is not an MPI error code (must be >= 0)");
+  *errorclass = ErrorClassOf(errorcode);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+// Sanitizer defaults for MPI programs built with -fsanitize (weak: a
+// program's own definitions win). libpmix (PMIx 4.2) keeps allocations past
+// PMIx_Finalize; boost::lockfree's free list (engine queues) reuses node
+// storage in a way the algorithm tolerates but TSan reports (see
+// tests/catch_main.cc). Rondo's own code stays fully checked.
+extern "C" __attribute__((weak)) const char* __lsan_default_suppressions() {
+  return "leak:libpmix.so\n";
+}
+extern "C" __attribute__((weak)) const char* __tsan_default_suppressions() {
+  return "race:boost::lockfree::detail::\n";
+}

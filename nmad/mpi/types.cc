@@ -1,0 +1,520 @@
+// MadMPI datatype, reduction-operation, info and memory calls, and the
+// one-sided link stubs. Type maps and pack/unpack live in datatype.h, the
+// reductions in op.h; this file maps handles to them.
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+namespace {
+
+int AddType(State& st, TypeResult res, MPI_Datatype* out, const char* fn) {
+  if (!res.ok()) return RaiseError(nullptr, res.error_class, fn, res.error);
+  *out = st.types.Add(std::move(res.type));
+  return MPI_SUCCESS;
+}
+
+bool OutArg(const void* p, const char* name, const char* fn, int* err) {
+  if (p != nullptr) return true;
+  *err = RaiseError(nullptr, MPI_ERR_ARG, fn, std::string(name) + " is NULL");
+  return false;
+}
+
+}  // namespace
+}  // namespace rondo::nmad::mpi
+
+using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
+
+#define RONDO_OLD_TYPE(h, arg)                                  \
+  int err = MPI_SUCCESS;                                        \
+  TypePtr old = CheckType(*st, h, nullptr, kFn, &err, arg, false); \
+  if (!old) return err
+
+extern "C" {
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype,
+                        MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_contiguous");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, Contiguous(count, *old), newtype, kFn);
+}
+
+int MPI_Type_vector(int count, int blocklength, int stride,
+                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_vector");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, Vector(count, blocklength, stride, *old), newtype, kFn);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                            MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_hvector");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, Hvector(count, blocklength, stride, *old), newtype,
+                 kFn);
+}
+
+int MPI_Type_indexed(int count, const int blocklengths[],
+                     const int displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_indexed");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, Indexed(count, blocklengths, displacements, *old),
+                 newtype, kFn);
+}
+
+int MPI_Type_create_hindexed(int count, const int blocklengths[],
+                             const MPI_Aint displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_hindexed");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, Hindexed(count, blocklengths, displacements, *old),
+                 newtype, kFn);
+}
+
+int MPI_Type_create_indexed_block(int count, int blocklength,
+                                  const int displacements[],
+                                  MPI_Datatype oldtype,
+                                  MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_indexed_block");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, IndexedBlock(count, blocklength, displacements, *old),
+                 newtype, kFn);
+}
+
+int MPI_Type_create_struct(int count, const int blocklengths[],
+                           const MPI_Aint displacements[],
+                           const MPI_Datatype types[],
+                           MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_struct");
+  int err = MPI_SUCCESS;
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  if (count > 0 && types == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "types is NULL with count > 0");
+  std::vector<TypePtr> keep(count > 0 ? count : 0);
+  std::vector<const Datatype*> raw(keep.size());
+  for (int i = 0; i < count; ++i) {
+    const std::string arg = "types[" + std::to_string(i) + "]";
+    keep[i] = CheckType(*st, types[i], nullptr, kFn, &err, arg.c_str(),
+                        false);
+    if (!keep[i]) return err;
+    raw[i] = keep[i].get();
+  }
+  return AddType(*st, Struct(count, blocklengths, displacements, raw.data()),
+                 newtype, kFn);
+}
+
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
+                            MPI_Aint extent, MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_resized");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st, Resized(*old, lb, extent), newtype, kFn);
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_dup");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  err = AddType(*st, Dup(*old), newtype, kFn);
+  // The duplicate of a committed type is committed (MPI-3.1 4.1.10).
+  if (err == MPI_SUCCESS && (old->is_predefined() || st->IsCommitted(oldtype)))
+    st->SetCommitted(*newtype, true);
+  return err;
+}
+
+int MPI_Type_commit(MPI_Datatype* datatype) {
+  RONDO_MPI_ENTER("MPI_Type_commit");
+  int err = MPI_SUCCESS;
+  if (!OutArg(datatype, "datatype", kFn, &err)) return err;
+  // Types are flattened when built: committing only marks the handle.
+  TypePtr t = CheckType(*st, *datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!t->is_predefined()) st->SetCommitted(*datatype, true);
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_free(MPI_Datatype* datatype) {
+  RONDO_MPI_ENTER("MPI_Type_free");
+  int err = MPI_SUCCESS;
+  if (!OutArg(datatype, "datatype", kFn, &err)) return err;
+  if (Predefined(*datatype) != nullptr)
+    return RaiseError(nullptr, MPI_ERR_TYPE, kFn,
+                      "datatype = " + TypeLabel(*datatype) +
+                          " is predefined and cannot be freed");
+  // Operations in flight hold their own reference (MpiRequest::type).
+  st->SetCommitted(*datatype, false);
+  if (!st->types.Remove(*datatype))
+    return RaiseError(nullptr, MPI_ERR_TYPE, kFn,
+                      "datatype = " + TypeLabel(*datatype) +
+                          " is not a valid user datatype");
+  *datatype = MPI_DATATYPE_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_size(MPI_Datatype datatype, int* size) {
+  RONDO_MPI_ENTER("MPI_Type_size");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(size, "size", kFn, &err)) return err;
+  *size = t->size() > INT_MAX ? MPI_UNDEFINED : static_cast<int>(t->size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+  RONDO_MPI_ENTER("MPI_Type_size_x");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(size, "size", kFn, &err)) return err;
+  *size = t->size();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
+                        MPI_Aint* extent) {
+  RONDO_MPI_ENTER("MPI_Type_get_extent");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(lb, "lb", kFn, &err) || !OutArg(extent, "extent", kFn, &err))
+    return err;
+  *lb = t->lb();
+  *extent = t->extent();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
+                             MPI_Aint* true_extent) {
+  RONDO_MPI_ENTER("MPI_Type_get_true_extent");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(true_lb, "true_lb", kFn, &err) ||
+      !OutArg(true_extent, "true_extent", kFn, &err))
+    return err;
+  *true_lb = t->true_lb();
+  *true_extent = t->true_extent();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
+                      int* resultlen) {
+  RONDO_MPI_ENTER("MPI_Type_get_name");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(type_name, "type_name", kFn, &err) ||
+      !OutArg(resultlen, "resultlen", kFn, &err))
+    return err;
+  std::string n = t->name().substr(0, MPI_MAX_OBJECT_NAME - 1);
+  std::memcpy(type_name, n.c_str(), n.size() + 1);
+  *resultlen = static_cast<int>(n.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  RONDO_MPI_ENTER("MPI_Type_set_name");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(type_name, "type_name", kFn, &err)) return err;
+  if (t->is_predefined())
+    return RaiseError(nullptr, MPI_ERR_TYPE, kFn,
+                      "datatype = " + TypeLabel(datatype) +
+                          " is predefined: Rondo keeps its standard name");
+  st->types.Set(datatype, t->WithName(type_name));
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers,
+                          int* num_addresses, int* num_datatypes,
+                          int* combiner) {
+  RONDO_MPI_ENTER("MPI_Type_get_envelope");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(num_integers, "num_integers", kFn, &err) ||
+      !OutArg(num_addresses, "num_addresses", kFn, &err) ||
+      !OutArg(num_datatypes, "num_datatypes", kFn, &err) ||
+      !OutArg(combiner, "combiner", kFn, &err))
+    return err;
+  *num_integers = t->num_integers();
+  *num_addresses = t->num_addresses();
+  *num_datatypes = t->num_datatypes();
+  *combiner = t->combiner();
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_address(const void* location, MPI_Aint* address) {
+  if (address == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_address",
+                      "address is NULL");
+  *address = reinterpret_cast<MPI_Aint>(location);
+  return MPI_SUCCESS;
+}
+
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+  return addr1 - addr2;
+}
+
+int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
+             void* outbuf, int outsize, int* position, MPI_Comm comm) {
+  RONDO_MPI_ENTER("MPI_Pack");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
+  if (!t) return err;
+  if (!CheckCount(incount, c.get(), kFn, &err, "incount") ||
+      !CheckBuffer(inbuf, incount, *t, c.get(), kFn, &err, "inbuf"))
+    return err;
+  if (position == nullptr || *position < 0 || outsize < 0)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "position must not be NULL and position and outsize "
+                      "must be >= 0");
+  const int64_t bytes = static_cast<int64_t>(incount) * t->size();
+  if (*position + bytes > outsize)
+    return RaiseError(c.get(), MPI_ERR_TRUNCATE, kFn,
+                      "packing " + std::to_string(bytes) + " bytes at " +
+                          std::to_string(*position) +
+                          " overflows outsize = " + std::to_string(outsize));
+  if (bytes > 0) {
+    if (outbuf == nullptr)
+      return RaiseError(c.get(), MPI_ERR_BUFFER, kFn, "outbuf is NULL");
+    t->Pack(inbuf, incount, static_cast<char*>(outbuf) + *position);
+  }
+  *position += static_cast<int>(bytes);
+  return MPI_SUCCESS;
+}
+
+int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
+               int outcount, MPI_Datatype datatype, MPI_Comm comm) {
+  RONDO_MPI_ENTER("MPI_Unpack");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
+  if (!t) return err;
+  if (!CheckCount(outcount, c.get(), kFn, &err, "outcount") ||
+      !CheckBuffer(outbuf, outcount, *t, c.get(), kFn, &err, "outbuf"))
+    return err;
+  if (position == nullptr || *position < 0 || insize < 0)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "position must not be NULL and position and insize "
+                      "must be >= 0");
+  const int64_t bytes = static_cast<int64_t>(outcount) * t->size();
+  if (*position + bytes > insize)
+    return RaiseError(c.get(), MPI_ERR_TRUNCATE, kFn,
+                      "unpacking " + std::to_string(bytes) + " bytes at " +
+                          std::to_string(*position) + " overruns insize = " +
+                          std::to_string(insize));
+  if (bytes > 0) {
+    if (inbuf == nullptr)
+      return RaiseError(c.get(), MPI_ERR_BUFFER, kFn, "inbuf is NULL");
+    t->Unpack(static_cast<const char*>(inbuf) + *position, bytes, outbuf,
+              outcount);
+  }
+  *position += static_cast<int>(bytes);
+  return MPI_SUCCESS;
+}
+
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
+                  int* size) {
+  RONDO_MPI_ENTER("MPI_Pack_size");
+  int err = MPI_SUCCESS;
+  CommPtr c = CheckComm(*st, comm, kFn, &err);
+  if (!c) return err;
+  TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
+  if (!t) return err;
+  if (!CheckCount(incount, c.get(), kFn, &err, "incount")) return err;
+  if (size == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "size is NULL");
+  const int64_t bytes = static_cast<int64_t>(incount) * t->size();
+  *size = bytes > INT_MAX ? MPI_UNDEFINED : static_cast<int>(bytes);
+  return MPI_SUCCESS;
+}
+
+// ---- operations ----
+int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  RONDO_MPI_ENTER("MPI_Op_create");
+  if (user_fn == nullptr || op == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "user_fn and op must not be NULL");
+  auto o = std::make_shared<Op>();
+  o->fn = user_fn;
+  o->commutative = commute != 0;
+  o->predefined = false;
+  *op = st->ops.Add(o);
+  o->handle = *op;  // not yet visible to other threads through *op
+  return MPI_SUCCESS;
+}
+
+int MPI_Op_free(MPI_Op* op) {
+  RONDO_MPI_ENTER("MPI_Op_free");
+  if (op == nullptr) return RaiseError(nullptr, MPI_ERR_OP, kFn, "op is NULL");
+  if (IsPredefinedOp(*op))
+    return RaiseError(nullptr, MPI_ERR_OP, kFn,
+                      std::string("op = ") + OpName(*op) +
+                          " is predefined and cannot be freed");
+  if (!st->ops.Remove(*op))
+    return RaiseError(nullptr, MPI_ERR_OP, kFn,
+                      "op = " + std::to_string(*op) +
+                          " is not a valid user operation");
+  *op = MPI_OP_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Op_commutative(MPI_Op op, int* commute) {
+  RONDO_MPI_ENTER("MPI_Op_commutative");
+  if (commute == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "commute is NULL");
+  if (IsPredefinedOp(op)) {
+    *commute = 1;
+    return MPI_SUCCESS;
+  }
+  auto o = op == MPI_OP_NULL ? nullptr : st->ops.Get(op);
+  if (!o)
+    return RaiseError(nullptr, MPI_ERR_OP, kFn,
+                      "op = " + std::to_string(op) + " is not a valid op");
+  *commute = o->commutative;
+  return MPI_SUCCESS;
+}
+
+int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op) {
+  RONDO_MPI_ENTER("MPI_Reduce_local");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!CheckCount(count, nullptr, kFn, &err) ||
+      !CheckBuffer(inbuf, count, *t, nullptr, kFn, &err, "inbuf") ||
+      !CheckBuffer(inoutbuf, count, *t, nullptr, kFn, &err, "inoutbuf"))
+    return err;
+  auto o = CheckOpArg(*st, op, *t, nullptr, kFn, &err);
+  if (!o) return err;
+  if (count > 0) Apply(*o, datatype, *t, inbuf, inoutbuf, count);
+  return MPI_SUCCESS;
+}
+
+// ---- info ----
+int MPI_Info_create(MPI_Info* info) {
+  RONDO_MPI_ENTER("MPI_Info_create");
+  if (info == nullptr) return RaiseError(nullptr, MPI_ERR_ARG, kFn, "info is NULL");
+  *info = st->infos.Add(std::make_shared<Info>());
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+  RONDO_MPI_ENTER("MPI_Info_set");
+  auto i = info == MPI_INFO_NULL ? nullptr : st->infos.Get(info);
+  if (!i)
+    return RaiseError(nullptr, MPI_ERR_INFO, kFn,
+                      "info = " + std::to_string(info) + " is not valid");
+  if (key == nullptr || std::strlen(key) == 0 ||
+      std::strlen(key) > MPI_MAX_INFO_KEY)
+    return RaiseError(nullptr, MPI_ERR_INFO_KEY, kFn,
+                      "key must be 1.." + std::to_string(MPI_MAX_INFO_KEY) +
+                          " characters");
+  if (value == nullptr || std::strlen(value) > MPI_MAX_INFO_VAL)
+    return RaiseError(nullptr, MPI_ERR_INFO_VALUE, kFn,
+                      "value must be at most " +
+                          std::to_string(MPI_MAX_INFO_VAL) + " characters");
+  std::lock_guard<std::mutex> lock(st->detached_mu);
+  (*i)[key] = value;
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
+                 int* flag) {
+  RONDO_MPI_ENTER("MPI_Info_get");
+  auto i = info == MPI_INFO_NULL ? nullptr : st->infos.Get(info);
+  if (!i)
+    return RaiseError(nullptr, MPI_ERR_INFO, kFn,
+                      "info = " + std::to_string(info) + " is not valid");
+  if (key == nullptr || value == nullptr || flag == nullptr || valuelen < 0)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "key, value and flag must not be NULL, valuelen >= 0");
+  std::lock_guard<std::mutex> lock(st->detached_mu);
+  auto it = i->find(key);
+  *flag = it != i->end();
+  if (*flag) {
+    const size_t n = std::min<size_t>(it->second.size(), valuelen);
+    std::memcpy(value, it->second.data(), n);
+    value[n] = 0;
+  }
+  return MPI_SUCCESS;
+}
+
+int MPI_Info_free(MPI_Info* info) {
+  RONDO_MPI_ENTER("MPI_Info_free");
+  if (info == nullptr || !st->infos.Remove(*info))
+    return RaiseError(nullptr, MPI_ERR_INFO, kFn, "info is not valid");
+  *info = MPI_INFO_NULL;
+  return MPI_SUCCESS;
+}
+
+// ---- memory ----
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
+  RONDO_MPI_ENTER("MPI_Alloc_mem");
+  if (size < 0 || baseptr == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "size = " + std::to_string(size) +
+                          " (must be >= 0) and baseptr not NULL");
+  void* p = std::malloc(size > 0 ? static_cast<size_t>(size) : 1);
+  if (p == nullptr)
+    return RaiseError(nullptr, MPI_ERR_NO_MEM, kFn,
+                      "cannot allocate " + std::to_string(size) + " bytes");
+  *static_cast<void**>(baseptr) = p;
+  return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void* base) {
+  std::free(base);
+  return MPI_SUCCESS;
+}
+
+// ---- one-sided: not implemented ----
+static int NoRma(const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  (void)st;
+  return RaiseError(nullptr, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
+                    "one-sided communication (windows) is not implemented "
+                    "by Rondo");
+}
+int MPI_Win_create(void*, MPI_Aint, int, MPI_Info, MPI_Comm, MPI_Win* win) {
+  if (win) *win = MPI_WIN_NULL;
+  return NoRma("MPI_Win_create");
+}
+int MPI_Win_allocate(MPI_Aint, int, MPI_Info, MPI_Comm, void*,
+                     MPI_Win* win) {
+  if (win) *win = MPI_WIN_NULL;
+  return NoRma("MPI_Win_allocate");
+}
+int MPI_Win_create_dynamic(MPI_Info, MPI_Comm, MPI_Win* win) {
+  if (win) *win = MPI_WIN_NULL;
+  return NoRma("MPI_Win_create_dynamic");
+}
+int MPI_Win_attach(MPI_Win, void*, MPI_Aint) {
+  return NoRma("MPI_Win_attach");
+}
+int MPI_Win_free(MPI_Win* win) {
+  if (win) *win = MPI_WIN_NULL;
+  return NoRma("MPI_Win_free");
+}
+
+}  // extern "C"
