@@ -75,8 +75,11 @@ Engine::Engine(EngineOptions options)
       }
     }
   }
+  app_polls_.reset(new std::atomic<uint64_t>[topo_->NumCores()]);
+  for (int c = 0; c < topo_->NumCores(); ++c) app_polls_[c].store(0);
   auto add_thread = [this](int core, ProgressThread::Mode mode) {
     ProgressThread::Config cfg;
+    cfg.app_polls = &app_polls_[core];
     cfg.core = core;
     cfg.mode = mode;
     cfg.idle_spin_ns = options_.idle_spin_us * 1000;
@@ -238,7 +241,13 @@ void Engine::BindCurrentThread(int core) {
   thread_core = {id_, core};
 }
 
-int Engine::Poll() noexcept { return tree_->ScheduleFrom(CurrentCore()); }
+int Engine::Poll() noexcept {
+  // Engine threads schedule through QueueTree directly, so this counts the
+  // application's (and task runtimes') explicit polls.
+  const int core = CurrentCore();
+  app_polls_[core].fetch_add(1, std::memory_order_relaxed);
+  return tree_->ScheduleFrom(core);
+}
 
 Status Engine::RunOnce(int core, int* worked) noexcept {
   if (core < 0 || core >= topo_->NumCores()) return Status::kInvalidArgument;
@@ -270,6 +279,7 @@ Status Engine::WaitFor(Task& task, std::chrono::nanoseconds timeout) noexcept {
       case TaskState::kIdle: return Status::kInvalidArgument;
       default: break;
     }
+    app_polls_[core].fetch_add(1, std::memory_order_relaxed);
     if (tree_->ScheduleFrom(core) > 0) {
       idle = 0;
       continue;

@@ -143,6 +143,9 @@ class Engine {
   // Per node: the threads that can run its queue, progress threads first.
   std::vector<std::vector<ProgressThread*>> wakers_;
   int canceled_at_shutdown_ = 0;
+  // Per core: explicit polls (Poll, Wait) from non-engine threads; the
+  // timer thread of that core skips its tick when they move.
+  std::unique_ptr<std::atomic<uint64_t>[]> app_polls_;
   WakeupRegistry wakeup_registry_;
 };
 

@@ -163,6 +163,9 @@ void ProgressThread::ProgressLoop() {
 
 void ProgressThread::TimerLoop() {
   const int core = config_.core;
+  uint64_t seen_polls =
+      config_.app_polls ? config_.app_polls->load(std::memory_order_relaxed)
+                        : 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     if (!tree_.PathMaybeNonEmpty(core)) {
       SleepUntilWoken();
@@ -176,6 +179,15 @@ void ProgressThread::TimerLoop() {
       internal::FutexWait(&timer_word_, 0, left);
     }
     if (stop_.load(std::memory_order_relaxed)) break;
+    if (config_.app_polls != nullptr) {
+      const uint64_t polls =
+          config_.app_polls->load(std::memory_order_relaxed);
+      if (polls != seen_polls) {  // the application polls by itself
+        seen_polls = polls;
+        skipped_ticks_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+    }
     if (tree_.ScheduleFrom(core) > 0)
       busy_passes_.fetch_add(1, std::memory_order_relaxed);
   }

@@ -44,6 +44,11 @@ class ProgressThread {
     int64_t period_ns = 200000;     // kTimer
     int64_t idle_spin_ns = 50000;   // kProgress
     bool bind = true;               // bind to `core` (native topology only)
+    // kTimer: explicit polls from the application on `core` (Engine::Poll,
+    // Wait). A tick that finds it moved since the last tick skips its pass:
+    // the application is polling by itself, and a timer pass on its core
+    // would only preempt it (possibly while it holds a queue's spin lock).
+    const std::atomic<uint64_t>* app_polls = nullptr;
   };
 
   // `on_start` runs first on the new thread (the engine records the
@@ -75,6 +80,10 @@ class ProgressThread {
   // Times the thread slept on wake-up sources (a subset of sleeps()).
   uint64_t fd_sleeps() const {
     return fd_sleeps_.load(std::memory_order_relaxed);
+  }
+  // Timer ticks skipped because the application polled meanwhile.
+  uint64_t skipped_ticks() const {
+    return skipped_ticks_.load(std::memory_order_relaxed);
   }
   uint64_t busy_passes() const {
     return busy_passes_.load(std::memory_order_relaxed);
@@ -113,6 +122,7 @@ class ProgressThread {
   std::atomic<uint32_t> timer_word_{0};  // futex for interruptible periods
   std::atomic<uint64_t> sleeps_{0};
   std::atomic<uint64_t> busy_passes_{0};
+  std::atomic<uint64_t> skipped_ticks_{0};
   std::atomic<uint64_t> fd_sleeps_{0};
   WakeupRegistry* registry_ = nullptr;
   int wake_fd_ = -1;  // eventfd, written by Wake() while kAsleepOnFds
