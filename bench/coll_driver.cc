@@ -5,7 +5,7 @@
 //   bazel run -c opt //bench:coll -- [--json FILE] [--quick]
 //       [--ranks 2,3,4,8] [--impls rondo,openmpi] [--sizes 4,64,...]
 //       [--collectives all|latency|LIST] [--bind core|none]
-//       [--overlap-env RONDO_PROGRESS=bind,RONDO_TIMER_US=0] ...
+//       [--overlap-env RONDO_PROGRESS=none,RONDO_TIMER_US=50] ...
 //
 // The measuring program is bench/coll.c, built twice from the same source:
 // coll_rondo (against //nmad/mpi:mpi) and coll_openmpi (against
@@ -15,8 +15,12 @@
 //   * the latency job: every collective and size (bench/coll.c's banner);
 //   * the overlap job (collective iallreduce_overlap), a separate job so
 //     that Rondo's engine can get its progress configuration: the driver's
-//     environment plus --overlap-env (default RONDO_PROGRESS=bind: one
-//     progress thread per rank on the rank's core; RONDO_TIMER_US=0).
+//     environment plus --overlap-env (default RONDO_PROGRESS=none,
+//     RONDO_TIMER_US=50: the timer trigger on each rank's core runs the
+//     collective's tasks every 50 us while the rank computes; with two
+//     ranks on two cores no core is free for a progress thread, and a
+//     progress thread on the rank's own core measured worse, see
+//     docs/coll_benchmarks.md).
 // Rondo's jobs run under rondo-run (`rondo-run -n N --bind core --timeout
 // S coll_rondo ...`) with the driver's environment passed through, so
 // RONDO_* variables configure the engine of the latency job. Open MPI's
@@ -85,7 +89,7 @@ struct Args {
   std::string sizes;  // empty: coll's default (--quick: 4,1024,65536)
   std::string collectives = "all";
   std::string bind = "core";
-  std::string overlap_env = "RONDO_PROGRESS=bind,RONDO_TIMER_US=0";
+  std::string overlap_env = "RONDO_PROGRESS=none,RONDO_TIMER_US=50";
   std::string mpirun = "/usr/bin/mpirun";
   int timeout_s = 0;  // 0: 900 (--quick: 120) per job
   double time_per_case_ms = 0, mem_cap_mb = 0, compute_factor = 0;
@@ -691,7 +695,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"core", "none"}));
   app.add_option("--overlap-env", a.overlap_env,
                  "environment of Rondo's overlap jobs (default "
-                 "RONDO_PROGRESS=bind,RONDO_TIMER_US=0)");
+                 "RONDO_PROGRESS=none,RONDO_TIMER_US=50)");
   app.add_option("--mpirun", a.mpirun,
                  "Open MPI's mpirun (default "
                  "/usr/bin/mpirun)");

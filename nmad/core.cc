@@ -248,6 +248,7 @@ struct CoreImpl final : drivers::PacketSink {
   int size = 1;
   std::vector<std::unique_ptr<Rail>> rails;  // remote rails, then loopback
   topology::CpuSet task_cpus;  // where this core's tasks run
+  uint32_t idle_before_yield = 64;  // 1 when oversubscribed
   int loopback = 0;                          // index of the loopback rail
   std::vector<std::unique_ptr<Gate>> gates;
   std::atomic<bool> stopping{false};
@@ -1504,6 +1505,8 @@ Result<std::unique_ptr<Core>> Core::Create(
   }
   // Polling tasks, with the affinity of the creating thread's core.
   c.task_cpus = PollingCpuSet(engine.topology(), engine.CurrentCore());
+  if (c.bootstrap->local_size() > engine.topology().NumCores())
+    c.idle_before_yield = 1;
   const topology::CpuSet& cpus = c.task_cpus;
   for (auto& r : c.rails)
     if (r->driver->caps().wakeup_fd && r->driver->WakeupFd() >= 0)
@@ -1647,7 +1650,7 @@ Status Core::Wait(Request& req) noexcept {
   while (!req.done()) {
     if (impl_->Progress() > 0) {
       idle = 0;
-    } else if (++idle >= 64) {
+    } else if (++idle >= impl_->idle_before_yield) {
       idle = 0;
       sched_yield();
     }
@@ -1678,6 +1681,9 @@ Status Core::WaitAll(std::span<Request* const> reqs) noexcept {
 }
 
 int Core::Progress() noexcept { return impl_->Progress(); }
+uint32_t Core::idle_passes_before_yield() const noexcept {
+  return impl_->idle_before_yield;
+}
 const topology::CpuSet& Core::task_cpuset() const noexcept {
   return impl_->task_cpus;
 }

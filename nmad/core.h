@@ -275,6 +275,10 @@ class Core {
   Status Wait(Request& req) noexcept;
   Status WaitFor(Request& req, std::chrono::nanoseconds timeout) noexcept;
   Status WaitAll(std::span<Request* const> reqs) noexcept;
+  // Empty progress passes a waiting thread makes before it yields its core:
+  // 64, or 1 when this node runs more ranks than it has cores
+  // (oversubscribed: the rank that will complete the wait needs the core).
+  uint32_t idle_passes_before_yield() const noexcept;
   // One progress pass from the caller; returns how much work was done.
   int Progress() noexcept;
 

@@ -31,7 +31,8 @@ void Operation::Quiesce() noexcept {
   // done() can be seen while the engine is still marking the last step's
   // task finished, or a request its completion: wait for those few
   // instructions before the memory goes.
-  const uint32_t n = static_cast<uint32_t>(schedule_.steps.size());
+  if (!prepared_) return;
+  const uint32_t n = static_cast<uint32_t>(prepared_->schedule.steps.size());
   for (uint32_t i = 0; i < n; ++i) {
     StepState& st = steps_[i];
     while (st.task.state() == engine::TaskState::kQueued ||
@@ -51,19 +52,99 @@ uint8_t* Operation::Resolve(const BufRef& ref) const noexcept {
   return base == nullptr ? nullptr : base + ref.offset;
 }
 
+std::shared_ptr<const PreparedSchedule> Prepare(Schedule schedule,
+                                                int comm_size,
+                                                std::string* error) {
+  auto p = std::make_shared<PreparedSchedule>();
+  p->schedule = std::move(schedule);
+  const Schedule& sc = p->schedule;
+  const uint32_t n = static_cast<uint32_t>(sc.steps.size());
+  auto fail = [&](std::string what) {
+    if (error) *error = "malformed schedule: " + std::move(what);
+    return nullptr;
+  };
+  // Structural checks (the builders are tested against Schedule::Validate;
+  // these guard the executor's own memory accesses).
+  for (uint32_t i = 0; i < n; ++i) {
+    const Step& s = sc.steps[i];
+    const bool msg = s.kind == StepKind::kSend || s.kind == StepKind::kRecv;
+    if (msg && (s.peer < 0 || s.peer >= comm_size || s.tag > kMaxStepTag))
+      return fail("step " + std::to_string(i) + " has peer " +
+                  std::to_string(s.peer) + " or tag " + std::to_string(s.tag) +
+                  " out of range");
+    if (s.src.buf >= kFirstTmpBuf + sc.tmp_bytes.size() ||
+        s.dst.buf >= kFirstTmpBuf + sc.tmp_bytes.size())
+      return fail("step " + std::to_string(i) + " names a missing buffer");
+    if (s.kind == StepKind::kReduce) {
+      if (s.src.len != s.dst.len)
+        return fail("reduce step " + std::to_string(i) +
+                    " has different source and destination lengths");
+      p->has_reduce = true;
+    }
+    for (uint32_t d : s.deps)
+      if (d >= i)
+        return fail("step " + std::to_string(i) + " depends on a later step");
+    if (s.deps.empty()) p->roots.push_back(i);
+  }
+  // Temporaries: one allocation per operation, each 64-byte aligned.
+  for (uint64_t b : sc.tmp_bytes) {
+    p->tmp_offsets.push_back(p->tmp_total);
+    p->tmp_total += (b + 63) & ~uint64_t{63};
+  }
+  // Dependents in CSR form.
+  p->dependents_at.assign(n + 1, 0);
+  for (const Step& s : sc.steps)
+    for (uint32_t d : s.deps) ++p->dependents_at[d + 1];
+  for (uint32_t i = 0; i < n; ++i)
+    p->dependents_at[i + 1] += p->dependents_at[i];
+  p->dependents.assign(p->dependents_at[n], 0);
+  std::vector<uint32_t> fill(p->dependents_at.begin(),
+                             p->dependents_at.end() - 1);
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t d : sc.steps[i].deps) p->dependents[fill[d]++] = i;
+  return p;
+}
+
 Status Operation::Start(const CommView& comm, Schedule schedule,
                         const void* send_buf, void* recv_buf,
                         uint32_t tag_base, ReduceFn reduce, DoneFn on_done,
                         void* done_arg) {
+  std::string why;
+  auto prepared = Prepare(std::move(schedule), comm.size, &why);
+  if (!prepared) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    error_ = why;
+    return Status::kInvalidArgument;
+  }
+  return Start(comm, std::move(prepared), send_buf, recv_buf, tag_base,
+               reduce, on_done, done_arg);
+}
+
+Status Operation::Start(const CommView& comm,
+                        std::shared_ptr<const PreparedSchedule> prepared,
+                        const void* send_buf, void* recv_buf,
+                        uint32_t tag_base, ReduceFn reduce, DoneFn on_done,
+                        void* done_arg, bool caller_waits) {
   if (started_.load(std::memory_order_relaxed)) {
     if (!done()) return Status::kBusy;
     Quiesce();
   }
   if (comm.core == nullptr || comm.session == nullptr ||
-      comm.world_ranks == nullptr || comm.size < 1)
+      comm.world_ranks == nullptr || comm.size < 1 || prepared == nullptr)
     return Status::kInvalidArgument;
+  if (prepared->has_reduce && (reduce.fn == nullptr || reduce.elem_size == 0)) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    error_ = "the schedule reduces but no reduction was given";
+    return Status::kInvalidArgument;
+  }
+  for (const Step& s : prepared->schedule.steps)
+    if (s.kind == StepKind::kReduce && s.src.len % reduce.elem_size != 0) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      error_ = "a reduce step's length is not a multiple of the element size";
+      return Status::kInvalidArgument;
+    }
   comm_ = comm;
-  schedule_ = std::move(schedule);
+  prepared_ = std::move(prepared);
   bufs_[0] = static_cast<uint8_t*>(const_cast<void*>(send_buf));
   bufs_[1] = static_cast<uint8_t*>(recv_buf);
   tag_base_ = tag_base;
@@ -77,39 +158,10 @@ Status Operation::Start(const CommView& comm, Schedule schedule,
     std::lock_guard<std::mutex> lock(error_mu_);
     error_.clear();
   }
+  const Schedule& sc = prepared_->schedule;
+  const uint32_t n = static_cast<uint32_t>(sc.steps.size());
 
-  const uint32_t n = static_cast<uint32_t>(schedule_.steps.size());
-  // Cheap structural checks (the builders are tested against
-  // Schedule::Validate; this guards the executor's own memory accesses).
-  for (uint32_t i = 0; i < n; ++i) {
-    const Step& s = schedule_.steps[i];
-    const bool msg = s.kind == StepKind::kSend || s.kind == StepKind::kRecv;
-    if ((msg && (s.peer < 0 || s.peer >= comm.size || s.tag > kMaxStepTag)) ||
-        s.src.buf >= kFirstTmpBuf + schedule_.tmp_bytes.size() ||
-        s.dst.buf >= kFirstTmpBuf + schedule_.tmp_bytes.size() ||
-        (s.kind == StepKind::kReduce &&
-         (reduce_.fn == nullptr || reduce_.elem_size == 0 ||
-          s.src.len != s.dst.len || s.src.len % reduce_.elem_size != 0))) {
-      std::lock_guard<std::mutex> lock(error_mu_);
-      error_ = "malformed schedule: step " + std::to_string(i);
-      return Status::kInvalidArgument;
-    }
-    for (uint32_t d : s.deps)
-      if (d >= i) {
-        std::lock_guard<std::mutex> lock(error_mu_);
-        error_ = "malformed schedule: step " + std::to_string(i) +
-                 " depends on a later step";
-        return Status::kInvalidArgument;
-      }
-  }
-
-  // Temporaries: one allocation, each 64-byte aligned.
-  uint64_t total = 0;
-  std::vector<uint64_t> at;
-  for (uint64_t b : schedule_.tmp_bytes) {
-    at.push_back(total);
-    total += (b + 63) & ~uint64_t{63};
-  }
+  const uint64_t total = prepared_->tmp_total;
   tmp_storage_.reset(
       total ? static_cast<uint8_t*>(std::aligned_alloc(64, total)) : nullptr);
   if (total && !tmp_storage_) {
@@ -118,21 +170,9 @@ Status Operation::Start(const CommView& comm, Schedule schedule,
              " bytes of collective temporaries";
     return Status::kNoResource;
   }
-  tmp_.assign(schedule_.tmp_bytes.size(), nullptr);
-  for (size_t i = 0; i < at.size(); ++i) tmp_[i] = tmp_storage_.get() + at[i];
-
-  // Dependents in CSR form.
-  dependents_at_.assign(n + 1, 0);
-  for (const Step& s : schedule_.steps)
-    for (uint32_t d : s.deps) ++dependents_at_[d + 1];
-  for (uint32_t i = 0; i < n; ++i) dependents_at_[i + 1] += dependents_at_[i];
-  dependents_.assign(dependents_at_[n], 0);
-  {
-    std::vector<uint32_t> fill(dependents_at_.begin(),
-                               dependents_at_.end() - 1);
-    for (uint32_t i = 0; i < n; ++i)
-      for (uint32_t d : schedule_.steps[i].deps) dependents_[fill[d]++] = i;
-  }
+  tmp_.assign(sc.tmp_bytes.size(), nullptr);
+  for (size_t i = 0; i < tmp_.size(); ++i)
+    tmp_[i] = tmp_storage_.get() + prepared_->tmp_offsets[i];
 
   steps_.reset(new StepState[n]);
   const topology::CpuSet& cpus = comm.core->task_cpuset();
@@ -140,12 +180,15 @@ Status Operation::Start(const CommView& comm, Schedule schedule,
     StepState& st = steps_[i];
     st.op = this;
     st.index = i;
-    st.remaining.store(static_cast<uint32_t>(schedule_.steps[i].deps.size()),
+    st.remaining.store(static_cast<uint32_t>(sc.steps[i].deps.size()),
                        std::memory_order_relaxed);
     st.task.Init(&Operation::RunStep, &st, cpus, {.name = "coll.step"});
     st.req.set_completion(&Operation::OnRequestDone, &st);
   }
-  waiter_.store(false, std::memory_order_relaxed);
+  // A caller that waits at once (a blocking collective) runs the steps
+  // itself from the start; others go to the engine until someone waits.
+  waiter_.store(caller_waits, std::memory_order_relaxed);
+  runner_claimed_.store(false, std::memory_order_relaxed);
   has_ready_.store(false, std::memory_order_relaxed);
   ready_.clear();
   ready_.reserve(n);
@@ -153,8 +196,7 @@ Status Operation::Start(const CommView& comm, Schedule schedule,
   running_.reserve(n);
   left_.store(n + 1, std::memory_order_relaxed);  // +1: held by Start
   started_.store(true, std::memory_order_release);
-  for (uint32_t i = 0; i < n; ++i)
-    if (schedule_.steps[i].deps.empty()) Launch(steps_[i]);
+  for (uint32_t i : prepared_->roots) Launch(steps_[i]);
   // Release Start's hold: an empty schedule completes here.
   if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     if (on_done_) on_done_(*this, done_arg_);
@@ -189,8 +231,9 @@ void Operation::Launch(StepState& st) noexcept {
 
 void Operation::StepDone(StepState& st) noexcept {
   const uint32_t i = st.index;
-  for (uint32_t k = dependents_at_[i]; k < dependents_at_[i + 1]; ++k) {
-    StepState& d = steps_[dependents_[k]];
+  const auto& at = prepared_->dependents_at;
+  for (uint32_t k = at[i]; k < at[i + 1]; ++k) {
+    StepState& d = steps_[prepared_->dependents[k]];
     if (d.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Launch(d);
   }
   if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -202,7 +245,7 @@ void Operation::StepDone(StepState& st) noexcept {
 void Operation::OnRequestDone(Request& req, Status s, void* arg) noexcept {
   auto& st = *static_cast<StepState*>(arg);
   Operation& op = *st.op;
-  const Step& step = op.schedule_.steps[st.index];
+  const Step& step = op.prepared_->schedule.steps[st.index];
   if (s != Status::kOk) {
     op.Fail(s, std::string(step.kind == StepKind::kSend ? "send to"
                                                         : "receive from") +
@@ -223,7 +266,7 @@ TaskResult Operation::RunStep(void* arg) noexcept {
   auto& st = *static_cast<StepState*>(arg);
   Operation& op = *st.op;
   op.steps_run_.fetch_add(1, std::memory_order_relaxed);
-  const Step& step = op.schedule_.steps[st.index];
+  const Step& step = op.prepared_->schedule.steps[st.index];
   if (op.failed_.load(std::memory_order_acquire)) {
     op.StepDone(st);
     return TaskResult::kDone;
@@ -288,8 +331,11 @@ Status Operation::Wait() noexcept {
   if (!started_.load(std::memory_order_acquire)) return Status::kInvalidArgument;
   // Only one thread may run steps from the ready list at a time: the first
   // waiter. Another thread waiting on the same operation just progresses.
-  const bool runner = !waiter_.exchange(true, std::memory_order_acq_rel);
+  const bool runner =
+      !runner_claimed_.exchange(true, std::memory_order_acq_rel);
+  waiter_.store(true, std::memory_order_release);
   uint32_t idle = 0;
+  const uint32_t yield_after = comm_.core->idle_passes_before_yield();
   while (!done()) {
     int n = 0;
     if (runner && has_ready_.load(std::memory_order_acquire)) {
@@ -299,7 +345,7 @@ Status Operation::Wait() noexcept {
     n += comm_.core->Progress();
     if (n > 0) {
       idle = 0;
-    } else if (++idle >= 64) {
+    } else if (++idle >= yield_after) {
       idle = 0;
       sched_yield();
     }

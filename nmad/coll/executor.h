@@ -63,6 +63,26 @@ struct CommView {
 // number (mod 2^18), bits 0..11 the step tag.
 uint32_t TagBase(uint64_t sequence, bool blocking);
 
+// A schedule checked and indexed once for the executor (dependents lists,
+// temporaries' layout), shareable by any number of operations at once: the
+// MPI layer caches them per communicator and arguments.
+struct PreparedSchedule {
+  Schedule schedule;
+  std::vector<uint32_t> dependents;     // CSR: dependents of step i are
+  std::vector<uint32_t> dependents_at;  // dependents[at[i] .. at[i+1])
+  std::vector<uint32_t> roots;          // steps without dependencies
+  std::vector<uint64_t> tmp_offsets;
+  uint64_t tmp_total = 0;
+  bool has_reduce = false;
+};
+
+// Checks `schedule` for a communicator of `comm_size` ranks (peers, tags,
+// buffers, dependencies on earlier steps only) and indexes it. Null, with
+// *error saying what is wrong, for a malformed schedule.
+std::shared_ptr<const PreparedSchedule> Prepare(Schedule schedule,
+                                                int comm_size,
+                                                std::string* error);
+
 class Operation {
  public:
   using DoneFn = void (*)(Operation& op, void* arg) noexcept;
@@ -81,6 +101,15 @@ class Operation {
                        const void* send_buf, void* recv_buf,
                        uint32_t tag_base, ReduceFn reduce,
                        DoneFn on_done = nullptr, void* done_arg = nullptr);
+  // The same with a prepared schedule. `caller_waits`: the caller calls
+  // Wait() next (a blocking collective), so the steps are run by the
+  // waiting thread from the start instead of being queued in the engine.
+  engine::Status Start(const CommView& comm,
+                       std::shared_ptr<const PreparedSchedule> prepared,
+                       const void* send_buf, void* recv_buf,
+                       uint32_t tag_base, ReduceFn reduce,
+                       DoneFn on_done = nullptr, void* done_arg = nullptr,
+                       bool caller_waits = false);
 
   bool done() const noexcept {
     return done_.load(std::memory_order_acquire);
@@ -126,7 +155,7 @@ class Operation {
   uint8_t* Resolve(const BufRef& ref) const noexcept;
 
   CommView comm_;
-  Schedule schedule_;
+  std::shared_ptr<const PreparedSchedule> prepared_;
   uint8_t* bufs_[2] = {nullptr, nullptr};
   std::vector<uint8_t*> tmp_;
   struct FreeDeleter {
@@ -138,8 +167,6 @@ class Operation {
   DoneFn on_done_ = nullptr;
   void* done_arg_ = nullptr;
   std::unique_ptr<StepState[]> steps_;
-  std::vector<uint32_t> dependents_;     // CSR: dependents of step i are
-  std::vector<uint32_t> dependents_at_;  // dependents_[at[i] .. at[i+1])
   std::atomic<uint32_t> left_{0};        // steps not finished
   std::atomic<bool> failed_{false};
   std::atomic<bool> done_{false};
@@ -147,6 +174,7 @@ class Operation {
   std::atomic<uint64_t> steps_run_{0};
   // Steps made ready while a thread waits (see Wait), run by that thread.
   std::atomic<bool> waiter_{false};
+  std::atomic<bool> runner_claimed_{false};
   std::atomic<bool> has_ready_{false};
   queues::SpinLock ready_mu_;
   std::vector<uint32_t> ready_;    // reserved at Start: no allocation

@@ -164,31 +164,51 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   args.elem_size = reduce.fn ? reduce.elem_size : 1;
   const uint64_t seq = comm->coll_seq.fetch_add(1, std::memory_order_relaxed);
   const coll::Algorithm forced = st.forced[static_cast<int>(args.collective)];
-  coll::Schedule sched;
-  std::string e = coll::Build(forced, args, &sched);
-  if (!e.empty() && forced != coll::Algorithm::kAuto) {
-    // e.g. a forced ring allreduce with a non-commutative user op.
-    static std::atomic<bool> warned{false};
-    if (!warned.exchange(true))
-      std::fprintf(stderr,
-                   "rondo: RONDO_COLL_%s=%s cannot run a call (%s); using "
-                   "the default algorithm\n",
-                   std::string(coll::CollectiveName(args.collective)).c_str(),
-                   std::string(coll::AlgorithmName(forced)).c_str(),
-                   e.c_str());
-    sched = {};
-    e = coll::Build(coll::Algorithm::kAuto, args, &sched);
+  // Collectives without per-rank counts reuse their prepared schedule.
+  const bool cacheable = args.counts.empty() && args.send_counts.empty();
+  const ScheduleKey key{static_cast<int>(args.collective),
+                        static_cast<int>(forced), args.root, args.bytes,
+                        args.elem_size, args.commutative};
+  std::shared_ptr<const coll::PreparedSchedule> prepared;
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(comm->schedules_mu);
+    auto it = comm->schedules.find(key);
+    if (it != comm->schedules.end()) prepared = it->second;
   }
-  if (!e.empty()) return RaiseError(comm.get(), MPI_ERR_ARG, fn, e);
+  if (!prepared) {
+    coll::Schedule sched;
+    std::string e = coll::Build(forced, args, &sched);
+    if (!e.empty() && forced != coll::Algorithm::kAuto) {
+      // e.g. a forced ring allreduce with a non-commutative user op.
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true))
+        std::fprintf(
+            stderr,
+            "rondo: RONDO_COLL_%s=%s cannot run a call (%s); using the "
+            "default algorithm\n",
+            std::string(coll::CollectiveName(args.collective)).c_str(),
+            std::string(coll::AlgorithmName(forced)).c_str(), e.c_str());
+      sched = {};
+      e = coll::Build(coll::Algorithm::kAuto, args, &sched);
+    }
+    if (!e.empty()) return RaiseError(comm.get(), MPI_ERR_ARG, fn, e);
+    prepared = coll::Prepare(std::move(sched), comm->size, &e);
+    if (!prepared) return RaiseError(comm.get(), MPI_ERR_INTERN, fn, e);
+    if (cacheable) {
+      std::lock_guard<std::mutex> lock(comm->schedules_mu);
+      if (comm->schedules.size() >= 256) comm->schedules.clear();
+      comm->schedules.emplace(key, prepared);
+    }
+  }
   r->kind = MpiRequest::Kind::kColl;
   r->comm = comm;
   r->fn = fn;
   r->op = std::make_unique<coll::Operation>();
   coll::CommView view{&st.core(), comm->coll, comm->world.data(),
                       comm->size};
-  Status s = r->op->Start(view, std::move(sched), send, recv,
+  Status s = r->op->Start(view, std::move(prepared), send, recv,
                           coll::TagBase(seq, blocking), reduce, &OnCollDone,
-                          r.get());
+                          r.get(), /*caller_waits=*/blocking);
   if (s != Status::kOk) {
     r->kind = MpiRequest::Kind::kDone;
     return RaiseError(comm.get(), MPI_ERR_INTERN, fn,

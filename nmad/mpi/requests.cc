@@ -175,7 +175,7 @@ int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
 void Backoff(uint32_t& idle, int worked) {
   if (worked > 0) {
     idle = 0;
-  } else if (++idle >= 64) {
+  } else if (++idle >= Mpi()->core().idle_passes_before_yield()) {
     idle = 0;
     sched_yield();
   }

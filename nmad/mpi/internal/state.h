@@ -53,6 +53,28 @@ struct Group {
 };
 using GroupPtr = std::shared_ptr<const Group>;
 
+// A prepared collective schedule depends on these arguments only (for the
+// collectives without per-rank counts); Comm caches schedules by them.
+struct ScheduleKey {
+  int collective = 0;
+  int algorithm = 0;
+  int root = 0;
+  uint64_t bytes = 0;
+  uint64_t elem_size = 0;
+  bool commutative = true;
+  bool operator==(const ScheduleKey&) const = default;
+};
+struct ScheduleKeyHash {
+  size_t operator()(const ScheduleKey& k) const noexcept {
+    uint64_t h = k.bytes * 0x9e3779b97f4a7c15ull;
+    h ^= (static_cast<uint64_t>(k.collective) << 48) ^
+         (static_cast<uint64_t>(k.algorithm) << 40) ^
+         (static_cast<uint64_t>(k.root) << 8) ^ k.elem_size * 31 ^
+         (k.commutative ? 1 : 0);
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
 struct Comm {
   MPI_Comm handle = MPI_COMM_NULL;
   std::string id;    // unique in the job: the sessions' base name
@@ -66,6 +88,11 @@ struct Comm {
   std::atomic<uint64_t> coll_seq{0};   // one per collective call
   std::atomic<uint64_t> child_seq{0};  // one per communicator creation
   std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+  // Prepared schedules of recent collectives (bounded; see coll.cc).
+  std::mutex schedules_mu;
+  std::unordered_map<ScheduleKey, std::shared_ptr<const coll::PreparedSchedule>,
+                     ScheduleKeyHash>
+      schedules;
   // Process topology (MPI_Topo_test).
   int topo = MPI_UNDEFINED;
   std::vector<int> dims, periods;          // cartesian
@@ -74,6 +101,7 @@ struct Comm {
   bool weighted = false;
 };
 using CommPtr = std::shared_ptr<Comm>;
+
 
 // An MPI request: a point-to-point request of the core, or a running
 // collective, plus what completion must do (unpack into the user's buffer).
