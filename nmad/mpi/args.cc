@@ -73,6 +73,16 @@ bool CheckBuffer(const void* buf, int count, const Datatype& type,
   return false;
 }
 
+TypePtr CheckData(State& st, const void* buf, int count, MPI_Datatype type,
+                  const Comm* comm, const char* fn, int* err,
+                  const std::string& side) {
+  TypePtr t = CheckType(st, type, comm, fn, err, (side + "type").c_str());
+  if (!t || !CheckCount(count, comm, fn, err, (side + "count").c_str()) ||
+      !CheckBuffer(buf, count, *t, comm, fn, err, (side + "buf").c_str()))
+    return nullptr;
+  return t;
+}
+
 bool CheckRank(int rank, const Comm& comm, bool any_ok, const char* fn,
                int* err, const char* arg) {
   if (rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE) ||

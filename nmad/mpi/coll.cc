@@ -348,18 +348,14 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
                       "sendbuf = MPI_IN_PLACE is only allowed at the root");
   TypePtr st_type, rt_type;
   if (!in_place) {
-    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
-    if (!st_type || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
-        !CheckBuffer(sendbuf, scount, *st_type, comm.get(), kFn, &err,
-                     "sendbuf"))
-      return err;
+    st_type = CheckData(*st, sendbuf, scount, stype, comm.get(), kFn, &err,
+                     "send");
+    if (!st_type) return err;
   }
   if (is_root) {
-    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
-    if (!rt_type || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
-        !CheckBuffer(recvbuf, rcount, *rt_type, comm.get(), kFn, &err,
-                     "recvbuf"))
-      return err;
+    rt_type = CheckData(*st, recvbuf, rcount, rtype, comm.get(), kFn, &err,
+                     "recv");
+    if (!rt_type) return err;
   }
   auto r = std::make_shared<MpiRequest>();
   r->type = st_type ? st_type : rt_type;
@@ -402,18 +398,14 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
                       "recvbuf = MPI_IN_PLACE is only allowed at the root");
   TypePtr st_type, rt_type;
   if (is_root) {
-    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
-    if (!st_type || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
-        !CheckBuffer(sendbuf, scount, *st_type, comm.get(), kFn, &err,
-                     "sendbuf"))
-      return err;
+    st_type = CheckData(*st, sendbuf, scount, stype, comm.get(), kFn, &err,
+                     "send");
+    if (!st_type) return err;
   }
   if (!in_place) {
-    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
-    if (!rt_type || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
-        !CheckBuffer(recvbuf, rcount, *rt_type, comm.get(), kFn, &err,
-                     "recvbuf"))
-      return err;
+    rt_type = CheckData(*st, recvbuf, rcount, rtype, comm.get(), kFn, &err,
+                     "recv");
+    if (!rt_type) return err;
   }
   auto r = std::make_shared<MpiRequest>();
   r->type = rt_type ? rt_type : st_type;
@@ -458,11 +450,9 @@ int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
                       "sendbuf = MPI_IN_PLACE is only allowed at the root");
   TypePtr st_type, rt_type;
   if (!in_place) {
-    st_type = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
-    if (!st_type || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
-        !CheckBuffer(sendbuf, scount, *st_type, comm.get(), kFn, &err,
-                     "sendbuf"))
-      return err;
+    st_type = CheckData(*st, sendbuf, scount, stype, comm.get(), kFn, &err,
+                     "send");
+    if (!st_type) return err;
   }
   const int n = comm->size;
   if (is_root) {
@@ -555,11 +545,9 @@ int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
       return err;
   }
   if (!in_place) {
-    rt_type = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
-    if (!rt_type || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
-        !CheckBuffer(recvbuf, rcount, *rt_type, comm.get(), kFn, &err,
-                     "recvbuf"))
-      return err;
+    rt_type = CheckData(*st, recvbuf, rcount, rtype, comm.get(), kFn, &err,
+                     "recv");
+    if (!rt_type) return err;
   }
   auto r = std::make_shared<MpiRequest>();
   r->type = rt_type ? rt_type : st_type;
@@ -699,16 +687,14 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
   if (!comm) return err;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const int n = comm->size;
-  TypePtr rt = CheckType(*st, rtype, comm.get(), kFn, &err, "recvtype");
-  if (!rt || !CheckCount(rcount, comm.get(), kFn, &err, "recvcount") ||
-      !CheckBuffer(recvbuf, rcount, *rt, comm.get(), kFn, &err, "recvbuf"))
-    return err;
+  TypePtr rt = CheckData(*st, recvbuf, rcount, rtype, comm.get(), kFn, &err,
+                   "recv");
+  if (!rt) return err;
   TypePtr stt = rt;
   if (!in_place) {
-    stt = CheckType(*st, stype, comm.get(), kFn, &err, "sendtype");
-    if (!stt || !CheckCount(scount, comm.get(), kFn, &err, "sendcount") ||
-        !CheckBuffer(sendbuf, scount, *stt, comm.get(), kFn, &err, "sendbuf"))
-      return err;
+    stt = CheckData(*st, sendbuf, scount, stype, comm.get(), kFn, &err,
+                     "send");
+    if (!stt) return err;
     if (static_cast<int64_t>(scount) * stt->size() !=
         static_cast<int64_t>(rcount) * rt->size())
       return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,

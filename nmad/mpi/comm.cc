@@ -89,30 +89,21 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 extern "C" {
 
 int MPI_Comm_rank(MPI_Comm comm, int* rank) {
-  RONDO_MPI_ENTER("MPI_Comm_rank");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_rank", comm);
   if (rank == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "rank is NULL");
   *rank = c->rank;
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_size(MPI_Comm comm, int* size) {
-  RONDO_MPI_ENTER("MPI_Comm_size");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_size", comm);
   if (size == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "size is NULL");
   *size = c->size;
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  RONDO_MPI_ENTER("MPI_Comm_dup");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_dup", comm);
   if (newcomm == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
   const uint64_t seq = c->child_seq.fetch_add(1);
@@ -134,10 +125,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  RONDO_MPI_ENTER("MPI_Comm_split");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_split", comm);
   if (newcomm == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
   if (color < 0 && color != MPI_UNDEFINED)
@@ -149,10 +137,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
                         MPI_Comm* newcomm) {
-  RONDO_MPI_ENTER("MPI_Comm_split_type");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_split_type", comm);
   if (newcomm == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
@@ -174,10 +159,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  RONDO_MPI_ENTER("MPI_Comm_create");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_create", comm);
   GroupPtr g = CheckGroup(*st, group, c.get(), kFn, &err);
   if (!g) return err;
   if (newcomm == nullptr)
@@ -195,10 +177,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                           MPI_Comm* newcomm) {
-  RONDO_MPI_ENTER("MPI_Comm_create_group");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_create_group", comm);
   GroupPtr g = CheckGroup(*st, group, c.get(), kFn, &err);
   if (!g) return err;
   if (newcomm == nullptr)
@@ -261,10 +240,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 }
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
-  RONDO_MPI_ENTER("MPI_Comm_group");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_group", comm);
   if (group == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "group is NULL");
   *group = AddGroup(*st, c->world);
@@ -272,10 +248,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
 }
 
 int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
-  RONDO_MPI_ENTER("MPI_Comm_get_name");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_get_name", comm);
   if (comm_name == nullptr || resultlen == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
                       "comm_name and resultlen must not be NULL");
@@ -291,10 +264,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 }
 
 int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
-  RONDO_MPI_ENTER("MPI_Comm_set_name");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_set_name", comm);
   if (comm_name == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "comm_name is NULL");
   std::lock_guard<std::mutex> lock(st->detached_mu);
@@ -303,20 +273,14 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
 }
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
-  RONDO_MPI_ENTER("MPI_Comm_test_inter");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_test_inter", comm);
   if (flag == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "flag is NULL");
   *flag = 0;  // Rondo has intracommunicators only
   return MPI_SUCCESS;
 }
 
 int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
-  RONDO_MPI_ENTER("MPI_Comm_remote_size");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_remote_size", comm);
   (void)size;
   return RaiseError(c.get(), MPI_ERR_COMM, kFn,
                     "comm is an intracommunicator (MPI_Comm_remote_size "
@@ -325,10 +289,7 @@ int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
 
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
                       int* flag) {
-  RONDO_MPI_ENTER("MPI_Comm_get_attr");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_get_attr", comm);
   if (attribute_val == nullptr || flag == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
                       "attribute_val and flag must not be NULL");
@@ -356,10 +317,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
 
 // ---- error handlers ----
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  RONDO_MPI_ENTER("MPI_Comm_set_errhandler");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_set_errhandler", comm);
   if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
       !st->errhandlers.Get(errhandler))
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
@@ -370,10 +328,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 }
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  RONDO_MPI_ENTER("MPI_Comm_get_errhandler");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_get_errhandler", comm);
   if (errhandler == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "errhandler is NULL");
   *errhandler = c->errhandler.load();
@@ -394,10 +349,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
 }
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
-  RONDO_MPI_ENTER("MPI_Comm_call_errhandler");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Comm_call_errhandler", comm);
   (void)CallErrhandler(c.get(), errorcode, kFn);
   return MPI_SUCCESS;
 }
@@ -631,10 +583,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
 
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
                     const int periods[], int reorder, MPI_Comm* comm_cart) {
-  RONDO_MPI_ENTER("MPI_Cart_create");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm_old, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Cart_create", comm_old);
   (void)reorder;  // ranks keep their order
   if (ndims < 0 || (ndims > 0 && (dims == nullptr || periods == nullptr)) ||
       comm_cart == nullptr)
@@ -791,10 +740,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
 }
 
 int MPI_Topo_test(MPI_Comm comm, int* status) {
-  RONDO_MPI_ENTER("MPI_Topo_test");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Topo_test", comm);
   if (status == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "status is NULL");
   *status = c->topo;
   return MPI_SUCCESS;
@@ -806,10 +752,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                                    const int destinations[],
                                    const int destweights[], MPI_Info,
                                    int reorder, MPI_Comm* comm_dist_graph) {
-  RONDO_MPI_ENTER("MPI_Dist_graph_create_adjacent");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm_old, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Dist_graph_create_adjacent", comm_old);
   (void)reorder;
   if (indegree < 0 || outdegree < 0 || comm_dist_graph == nullptr ||
       (indegree > 0 && sources == nullptr) ||
@@ -853,10 +796,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
 
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
                                    int* outdegree, int* weighted) {
-  RONDO_MPI_ENTER("MPI_Dist_graph_neighbors_count");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Dist_graph_neighbors_count", comm);
   if (c->topo != MPI_DIST_GRAPH)
     return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
                       "comm has no distributed graph topology");
@@ -872,10 +812,7 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
                              int sourceweights[], int maxoutdegree,
                              int destinations[], int destweights[]) {
-  RONDO_MPI_ENTER("MPI_Dist_graph_neighbors");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Dist_graph_neighbors", comm);
   if (c->topo != MPI_DIST_GRAPH)
     return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
                       "comm has no distributed graph topology");

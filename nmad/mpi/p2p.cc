@@ -230,10 +230,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                          int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status* status) {
-  RONDO_MPI_ENTER("MPI_Sendrecv_replace");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Sendrecv_replace", comm);
   TypePtr type = CheckType(*st, datatype, c.get(), kFn, &err);
   if (!type) return err;
   if (!CheckCount(count, c.get(), kFn, &err) ||
@@ -258,10 +255,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
                MPI_Status* status) {
-  RONDO_MPI_ENTER("MPI_Iprobe");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Iprobe", comm);
   if (!CheckRank(source, *c, true, kFn, &err, "source") ||
       !CheckTag(tag, true, *c, kFn, &err))
     return err;

@@ -275,10 +275,7 @@ MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
 
 int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
              void* outbuf, int outsize, int* position, MPI_Comm comm) {
-  RONDO_MPI_ENTER("MPI_Pack");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Pack", comm);
   TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
   if (!t) return err;
   if (!CheckCount(incount, c.get(), kFn, &err, "incount") ||
@@ -305,10 +302,7 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
 
 int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
                int outcount, MPI_Datatype datatype, MPI_Comm comm) {
-  RONDO_MPI_ENTER("MPI_Unpack");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Unpack", comm);
   TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
   if (!t) return err;
   if (!CheckCount(outcount, c.get(), kFn, &err, "outcount") ||
@@ -336,10 +330,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
 
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
                   int* size) {
-  RONDO_MPI_ENTER("MPI_Pack_size");
-  int err = MPI_SUCCESS;
-  CommPtr c = CheckComm(*st, comm, kFn, &err);
-  if (!c) return err;
+  RONDO_MPI_ENTER_COMM("MPI_Pack_size", comm);
   TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
   if (!t) return err;
   if (!CheckCount(incount, c.get(), kFn, &err, "incount")) return err;

@@ -23,6 +23,15 @@ namespace rondo::nmad::mpi {
                                         : "called before MPI_Init");        \
   const char* const kFn = fn
 
+// RONDO_MPI_ENTER plus the communicator argument: declares `err` and `c`
+// (the communicator), returning the error for an invalid handle.
+#define RONDO_MPI_ENTER_COMM(fn, handle)                                    \
+  RONDO_MPI_ENTER(fn);                                                      \
+  int err = MPI_SUCCESS;                                                    \
+  ::rondo::nmad::mpi::CommPtr c =                                           \
+      ::rondo::nmad::mpi::CheckComm(*st, handle, kFn, &err);                \
+  if (!c) return err
+
 // The communicator behind `h`, or null with *err set.
 CommPtr CheckComm(State& st, MPI_Comm h, const char* fn, int* err);
 // The datatype behind `h` (predefined or user), or null with *err set.
@@ -39,6 +48,11 @@ bool CheckBuffer(const void* buf, int count, const Datatype& type,
                  const char* arg = "buf");
 // A peer rank: 0..size-1, or MPI_PROC_NULL, or MPI_ANY_SOURCE when
 // `any_ok`.
+// A data argument triple (<side>buf, <side>count, <side>type, side being
+// "send" or "recv"): the committed type, or null with *err set.
+TypePtr CheckData(State& st, const void* buf, int count, MPI_Datatype type,
+                  const Comm* comm, const char* fn, int* err,
+                  const std::string& side);
 bool CheckRank(int rank, const Comm& comm, bool any_ok, const char* fn,
                int* err, const char* arg);
 bool CheckRoot(int root, const Comm& comm, const char* fn, int* err);
