@@ -64,13 +64,17 @@ struct ReduceCtx {
   std::shared_ptr<const Op> op;
   MPI_Datatype handle = MPI_DATATYPE_NULL;
   TypePtr type;  // the element type the schedule's elements are made of
+  // The schedule's element pointers are this many bytes past the address
+  // the type map is relative to (true_lb for a contiguous type in the
+  // user's buffer, lb in an extent-layout copy).
+  int64_t shift = 0;
 };
 
 void ReduceTrampoline(const void* in, void* inout, uint64_t count,
                       void* ctx) noexcept {
   auto* c = static_cast<ReduceCtx*>(ctx);
-  Apply(*c->op, c->handle, *c->type, in, inout,
-          static_cast<int64_t>(count));
+  Apply(*c->op, c->handle, *c->type, static_cast<const uint8_t*>(in) - c->shift,
+        static_cast<uint8_t*>(inout) - c->shift, static_cast<int64_t>(count));
 }
 
 // Reduction buffers: the schedule sees `elem_size`-byte elements.
@@ -83,6 +87,7 @@ struct ReduceBufs {
   uint8_t* recv = nullptr;
   uint64_t elem_size = 1;
   uint64_t bytes = 0;
+  std::string error;  // non-empty: the reduction cannot be set up
 };
 
 ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
@@ -96,6 +101,7 @@ ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
   if (type->is_contiguous() || count == 0) {
     ctx->handle = handle;
     ctx->type = type;
+    ctx->shift = type->true_lb();
     b.elem_size = type->size() ? type->size() : 1;
     b.bytes = static_cast<uint64_t>(count) * type->size();
     b.send = b.bytes ? static_cast<const uint8_t*>(input) + type->true_lb()
@@ -115,7 +121,16 @@ ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
   } else {
     ctx->handle = handle;
     ctx->type = type;
+    ctx->shift = type->lb();
     const int64_t ext = type->extent();
+    if (type->true_lb() < type->lb() ||
+        type->true_lb() - type->lb() + type->SpanBytes(count) >
+            static_cast<int64_t>(count) * ext) {
+      b.error = "a user op on a datatype whose data lies outside its "
+                "[lb, lb + extent) is not supported (resize it to cover its "
+                "data)";
+      return b;
+    }
     b.elem_size = static_cast<uint64_t>(ext);
     b.bytes = static_cast<uint64_t>(count) * ext;
     // Staging base B stands for user address buf + lb.
@@ -324,6 +339,8 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
   // Exscan's rank 0 output is undefined: the schedule leaves it alone.
   ReduceBufs b = SetupReduce(*r, sendbuf, recvbuf, count, dt, type, op,
                              in_place, is_root, &fn_ctx);
+  if (!b.error.empty())
+    return RaiseError(comm.get(), MPI_ERR_TYPE, kFn, "datatype: " + b.error);
   CollArgs a;
   a.collective = kind;
   a.root = root;
@@ -840,6 +857,8 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
                              static_cast<int>(total), dt, type, op,
                              /*in_place=*/false, /*has_output=*/false,
                              &fn_ctx);
+  if (!b.error.empty())
+    return RaiseError(comm.get(), MPI_ERR_TYPE, kFn, "datatype: " + b.error);
   const int mine = counts[comm->rank];
   const uint64_t elem = b.elem_size;
   const uint64_t per_item = total ? b.bytes / total : 0;
@@ -848,6 +867,8 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
     ReduceBufs ob = SetupReduce(*r, recvbuf, recvbuf, mine, dt, type, op,
                                 /*in_place=*/true, /*has_output=*/true,
                                 &fn_ctx);
+    if (!ob.error.empty())
+      return RaiseError(comm.get(), MPI_ERR_TYPE, kFn, "datatype: " + ob.error);
     out = ob.recv;
     if (in_place && b.send == ob.send) {
       // Contiguous in place: the input must not be overwritten while read.
