@@ -153,35 +153,6 @@ TEST_CASE("the timer trigger runs tasks while the application only computes",
   CHECK(iterations > 0);
 }
 
-TEST_CASE("the timer skips its tick while the application polls by itself",
-          "[engine][timer]") {
-  // A repeat task that never finishes keeps core 0's queue non-empty, so the
-  // timer ticks; the application polls all the time, so every tick must be
-  // skipped (a pass would only preempt the polling thread), and the task
-  // still runs, from the application's polls.
-  std::atomic<uint64_t> runs{0};
-  Task t;
-  Engine engine(Options("native", "none", /*timer_us=*/100));
-  engine.BindCurrentThread(0);
-  REQUIRE(engine.threads().size() == 1);
-  const ProgressThread& timer = *engine.threads()[0];
-  t.Init(
-      [](void* arg) noexcept {
-        static_cast<std::atomic<uint64_t>*>(arg)->fetch_add(1);
-        return TaskResult::kIdle;
-      },
-      &runs, {0}, {.repeat = true, .name = "poll"});
-  REQUIRE(engine.Submit(t) == Status::kOk);
-  const uint64_t busy_before = timer.busy_passes();
-  auto deadline = Clock::now() + 10s;
-  while (timer.skipped_ticks() < 5 && Clock::now() < deadline)
-    (void)engine.Poll();
-  CHECK(timer.skipped_ticks() >= 5);
-  CHECK(timer.busy_passes() == busy_before);  // kIdle runs are not "busy"
-  CHECK(runs.load() > 0);
-  engine.Shutdown();
-}
-
 TEST_CASE("progress threads sleep when idle and wake on submit",
           "[engine][progress]") {
   auto kind = GENERATE(queues::QueueKind::kSpin, queues::QueueKind::kLockFree);
