@@ -117,6 +117,29 @@ int CheckRequestOut(MPI_Request* request, const char* fn) {
   return MPI_SUCCESS;
 }
 
+// MPI_Send / MPI_Ssend.
+int BlockingSend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, SendMode mode, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  MpiRequest r;
+  int err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return WaitOne(*st, r, MPI_STATUS_IGNORE, kFn);
+}
+
+// MPI_Isend / MPI_Issend.
+int NonblockingSend(const void* buf, int count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request* request,
+                    SendMode mode, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  auto r = std::make_shared<MpiRequest>();
+  int err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, *r,
+                      kFn);
+  if (err != MPI_SUCCESS) return err;
+  return Register(*st, std::move(r), request, kFn);
+}
+
 }  // namespace
 }  // namespace rondo::nmad::mpi
 
@@ -130,28 +153,19 @@ extern "C" {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
              int tag, MPI_Comm comm) {
-  RONDO_MPI_ENTER("MPI_Send");
-  MpiRequest r;
-  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
-                      SendMode::kStandard, r, kFn);
-  if (err != MPI_SUCCESS) return err;
-  return WaitOne(*st, r, MPI_STATUS_IGNORE, kFn);
+  return BlockingSend(buf, count, datatype, dest, tag, comm,
+                      SendMode::kStandard, "MPI_Send");
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
-  RONDO_MPI_ENTER("MPI_Ssend");
-  MpiRequest r;
-  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
-                      SendMode::kSynchronous, r, kFn);
-  if (err != MPI_SUCCESS) return err;
-  return WaitOne(*st, r, MPI_STATUS_IGNORE, kFn);
+  return BlockingSend(buf, count, datatype, dest, tag, comm,
+                      SendMode::kSynchronous, "MPI_Ssend");
 }
 
-// Ready and buffered modes: a standard send satisfies both contracts
-// (buffered: nmad copies eager messages; large ones wait for the receiver,
-// which MPI_Bsend allows when no buffer was attached... Rondo has no
-// MPI_Buffer_attach, so this is the documented deviation).
+// Ready mode is a standard send (its receive is posted by contract).
+// Buffered mode is too: Rondo has no MPI_Buffer_attach, so a large buffered
+// send waits for its receiver like a standard one (docs/mpi.md).
 int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
   return MPI_Send(buf, count, datatype, dest, tag, comm);
@@ -172,24 +186,14 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm, MPI_Request* request) {
-  RONDO_MPI_ENTER("MPI_Isend");
-  if (int e = CheckRequestOut(request, kFn)) return e;
-  auto r = std::make_shared<MpiRequest>();
-  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
-                      SendMode::kStandard, *r, kFn);
-  if (err != MPI_SUCCESS) return err;
-  return Register(*st, std::move(r), request, kFn);
+  return NonblockingSend(buf, count, datatype, dest, tag, comm, request,
+                         SendMode::kStandard, "MPI_Isend");
 }
 
 int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request* request) {
-  RONDO_MPI_ENTER("MPI_Issend");
-  if (int e = CheckRequestOut(request, kFn)) return e;
-  auto r = std::make_shared<MpiRequest>();
-  int err = StartSend(*st, buf, count, datatype, dest, tag, comm,
-                      SendMode::kSynchronous, *r, kFn);
-  if (err != MPI_SUCCESS) return err;
-  return Register(*st, std::move(r), request, kFn);
+  return NonblockingSend(buf, count, datatype, dest, tag, comm, request,
+                         SendMode::kSynchronous, "MPI_Issend");
 }
 
 int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
