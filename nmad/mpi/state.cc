@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "drivers/bootstrap/bootstrap.h"
+#include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
 
 namespace rondo::nmad::mpi {
@@ -312,10 +313,23 @@ int MPI_Finalize(void) {
   if (st == nullptr)
     return RaiseError(nullptr, MPI_ERR_OTHER, "MPI_Finalize",
                       "MPI is not initialised");
-  // Requests freed by MPI_Request_free must finish before the rails close.
+  // Operations still running must finish before the rails close: requests
+  // freed by MPI_Request_free, and (an erroneous program) requests never
+  // completed; those get a warning. The peers of a pending receive must
+  // have sent it, else this waits as MPI_Wait would.
   {
     std::lock_guard<std::mutex> lock(st->detached_mu);
-    for (auto& r : st->detached) {
+    auto pending = st->requests.Values();
+    size_t never_completed = 0;
+    for (auto& r : pending)
+      if (!rondo::nmad::mpi::IsDone(*r)) ++never_completed;
+    if (never_completed > 0)
+      std::fprintf(stderr,
+                   "rondo: MPI_Finalize on rank %d: %zu requests were never "
+                   "completed (MPI_Wait/MPI_Test); finishing them first\n",
+                   st->world_rank(), never_completed);
+    pending.insert(pending.end(), st->detached.begin(), st->detached.end());
+    for (auto& r : pending) {
       if (r->op) (void)r->op->Wait();
       else if (r->kind != rondo::nmad::mpi::MpiRequest::Kind::kDone)
         (void)st->core().Wait(r->req);

@@ -163,6 +163,14 @@ class HandleTable {
     std::lock_guard<queues::SpinLock> lock(mu_);
     return map_.size();
   }
+  // Every object in the table (a snapshot).
+  std::vector<std::shared_ptr<T>> Values() const {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    std::vector<std::shared_ptr<T>> out;
+    out.reserve(map_.size());
+    for (const auto& [h, obj] : map_) out.push_back(obj);
+    return out;
+  }
 
  private:
   mutable queues::SpinLock mu_;
