@@ -172,6 +172,46 @@ int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
   return err;
 }
 
+// Looks up every handle of an array (MPI_REQUEST_NULL gives null);
+// returns the first error. *any: at least one request is active.
+int LookupAll(State& st, int count, const MPI_Request requests[],
+              const char* fn, std::vector<std::shared_ptr<MpiRequest>>* out,
+              bool* any) {
+  out->assign(count, nullptr);
+  *any = false;
+  for (int i = 0; i < count; ++i) {
+    int err;
+    (*out)[i] = Lookup(st, requests[i], fn, &err);
+    if (err != MPI_SUCCESS) return err;
+    *any |= (*out)[i] != nullptr;
+  }
+  return MPI_SUCCESS;
+}
+
+// Completes every request of the array (all done), filling statuses[i];
+// MPI_ERR_IN_STATUS when one failed (its MPI_ERROR says which).
+int ReleaseAll(State& st, int count, MPI_Request requests[],
+               std::vector<std::shared_ptr<MpiRequest>>& rs,
+               MPI_Status statuses[], const char* fn) {
+  bool any_error = false;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                    : &statuses[i];
+    if (!rs[i]) {
+      if (s != MPI_STATUS_IGNORE) *s = kEmptyStatus;
+      continue;
+    }
+    any_error |= Release(st, &requests[i], *rs[i], s, fn) != MPI_SUCCESS;
+  }
+  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+bool AllDone(const std::vector<std::shared_ptr<MpiRequest>>& rs) {
+  for (auto& r : rs)
+    if (r && !IsDone(*r)) return false;
+  return true;
+}
+
 void Backoff(uint32_t& idle, int worked) {
   if (worked > 0) {
     idle = 0;
@@ -263,36 +303,12 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (count > 0 && requests == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
                       "requests is NULL with count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs(count);
-  for (int i = 0; i < count; ++i) {
-    int err;
-    rs[i] = Lookup(*st, requests[i], kFn, &err,
-                   ("requests[" + std::to_string(i) + "]").c_str());
-    if (err != MPI_SUCCESS) return err;
-  }
+  std::vector<std::shared_ptr<MpiRequest>> rs;
+  bool any = false;
+  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any)) return err;
   uint32_t idle = 0;
-  for (;;) {
-    bool all = true;
-    for (auto& r : rs) all = all && (!r || IsDone(*r));
-    if (all) break;
-    Backoff(idle, ProgressPass(*st));
-  }
-  bool any_error = false;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                    : &statuses[i];
-    if (!rs[i]) {
-      if (s != MPI_STATUS_IGNORE) *s = kEmptyStatus;
-      continue;
-    }
-    // Errors go to statuses[i].MPI_ERROR; the handler runs once below.
-    auto saved = rs[i]->comm ? rs[i]->comm->errhandler.load()
-                             : MPI_ERRORS_RETURN;
-    (void)saved;
-    int e = Release(*st, &requests[i], *rs[i], s, kFn);
-    any_error |= e != MPI_SUCCESS;
-  }
-  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+  while (!AllDone(rs)) Backoff(idle, ProgressPass(*st));
+  return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag,
@@ -302,32 +318,13 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "count must be >= 0, flag not NULL, and requests not "
                       "NULL when count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs(count);
-  for (int i = 0; i < count; ++i) {
-    int err;
-    rs[i] = Lookup(*st, requests[i], kFn, &err);
-    if (err != MPI_SUCCESS) return err;
-  }
-  bool all = true;
-  for (auto& r : rs) all = all && (!r || IsDone(*r));
-  if (!all) {
-    ProgressPass(*st);
-    all = true;
-    for (auto& r : rs) all = all && (!r || IsDone(*r));
-  }
-  *flag = all;
-  if (!all) return MPI_SUCCESS;
-  bool any_error = false;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
-                                                    : &statuses[i];
-    if (!rs[i]) {
-      if (s != MPI_STATUS_IGNORE) *s = kEmptyStatus;
-      continue;
-    }
-    any_error |= Release(*st, &requests[i], *rs[i], s, kFn) != MPI_SUCCESS;
-  }
-  return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+  std::vector<std::shared_ptr<MpiRequest>> rs;
+  bool any = false;
+  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any)) return err;
+  if (!AllDone(rs)) ProgressPass(*st);
+  *flag = AllDone(rs);
+  if (!*flag) return MPI_SUCCESS;
+  return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index,
@@ -337,14 +334,10 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "count must be >= 0, index not NULL, and requests not "
                       "NULL when count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs(count);
+  std::vector<std::shared_ptr<MpiRequest>> rs;
   bool any = false;
-  for (int i = 0; i < count; ++i) {
-    int err;
-    rs[i] = Lookup(*st, requests[i], kFn, &err);
-    if (err != MPI_SUCCESS) return err;
-    any |= rs[i] != nullptr;
-  }
+  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any))
+    return err;
   if (!any) {
     *index = MPI_UNDEFINED;
     if (status != MPI_STATUS_IGNORE) *status = kEmptyStatus;
@@ -369,14 +362,10 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "count must be >= 0, index and flag not NULL, and "
                       "requests not NULL when count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs(count);
+  std::vector<std::shared_ptr<MpiRequest>> rs;
   bool any = false;
-  for (int i = 0; i < count; ++i) {
-    int err;
-    rs[i] = Lookup(*st, requests[i], kFn, &err);
-    if (err != MPI_SUCCESS) return err;
-    any |= rs[i] != nullptr;
-  }
+  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any))
+    return err;
   if (!any) {
     *flag = 1;
     *index = MPI_UNDEFINED;
@@ -405,14 +394,10 @@ static int SomeCommon(State& st, int incount, MPI_Request requests[],
     return RaiseError(nullptr, MPI_ERR_ARG, fn,
                       "incount must be >= 0, outcount not NULL, requests "
                       "and indices not NULL when incount > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs(incount);
+  std::vector<std::shared_ptr<MpiRequest>> rs;
   bool any = false;
-  for (int i = 0; i < incount; ++i) {
-    int err;
-    rs[i] = Lookup(st, requests[i], fn, &err);
-    if (err != MPI_SUCCESS) return err;
-    any |= rs[i] != nullptr;
-  }
+  if (int err = LookupAll(st, incount, requests, fn, &rs, &any))
+    return err;
   if (!any) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
