@@ -130,6 +130,8 @@ constexpr std::string_view kUpperLayerVariables[] = {
     "RONDO_COLL_REDUCE_SCATTER", "RONDO_COLL_REDUCE_SCATTER_BLOCK",
     "RONDO_COLL_SCAN", "RONDO_COLL_EXSCAN", "RONDO_COLL_SEGMENT_BYTES",
     "RONDO_COLL_RADIX",
+    // nmad/coll split-tree model (nmad/coll/splittree_model.h).
+    "RONDO_SPLIT_S",
 };
 
 std::vector<std::string_view> KnownRondoVariables() {

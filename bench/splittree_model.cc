@@ -1,0 +1,314 @@
+// The split-tree model (nmad/coll/splittree_model.h) tabulated: for each
+// machine size N_proc (--nproc, default 64) and each N in [1, N_proc], the S
+// the model chooses and the model time of every S, for constant-size
+// (reduce, broadcast) and size-doubling (gather, scatter) operations.
+//
+// Why a benchmark: the model is what the runtime uses instead of a
+// calibration run, so its predictions are the "figures" to compare with the
+// measured split-tree collectives, and the plots reproduce the paper's
+// Figures 12-16 for any machine size.
+//
+// Output: a human table per (op, N_proc); with --json FILE the usual report
+// (bench/report.h) with one case "choice:<op>:<nproc>:<N>" per point, fields
+// S, model_time (units of one buffer transfer), median_ns = min_ns = p99_ns =
+// model_time * --unit-ns, and the series the plots need. With --plot-dir DIR
+// it runs bench/splittree_plot.py (python3 + matplotlib) to write the PNGs;
+// without matplotlib it says so and still succeeds.
+//
+//   bazel run -c opt //bench:splittree_model -- --json /tmp/m.json
+//     --plot-dir /tmp/figs [--nproc 64,48]
+#include <limits.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/report.h"
+#include "nmad/coll/splittree_model.h"
+
+namespace rondo::bench {
+namespace {
+
+namespace coll = rondo::nmad::coll;
+using nlohmann::json;
+
+struct Args {
+  std::vector<int> nprocs = {64};
+  std::vector<std::string> ops = {"constant", "doubling"};
+  std::string level_count = "text";
+  double unit_ns = 1.0;
+  std::string json_path;
+  std::string plot_dir;
+  bool quiet = false;
+};
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// `path` made absolute from the directory `bazel run` was started in.
+std::string UserPath(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  std::string base = Env("BUILD_WORKING_DIRECTORY");
+  if (base.empty()) base = std::filesystem::current_path().string();
+  return (std::filesystem::path(base) / path).lexically_normal().string();
+}
+
+// bench/splittree_plot.py in this binary's runfiles, else in the source tree
+// next to bazel-out; "" if not found.
+std::string FindPlotScript(const char* argv0) {
+  const std::string rel = "bench/splittree_plot.py";
+  std::vector<std::string> candidates;
+  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"})
+    if (!Env(var).empty()) candidates.push_back(Env(var) + "/rondo/" + rel);
+  if (argv0 != nullptr && *argv0 != '\0')
+    candidates.push_back(std::string(argv0) + ".runfiles/rondo/" + rel);
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) {
+    buf[n] = '\0';
+    candidates.push_back(std::string(buf) + ".runfiles/rondo/" + rel);
+  }
+  if (!Env("BUILD_WORKSPACE_DIRECTORY").empty())
+    candidates.push_back(Env("BUILD_WORKSPACE_DIRECTORY") + "/" + rel);
+  for (const auto& c : candidates)
+    if (std::filesystem::exists(c)) return c;
+  return "";
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+// A Python 3 that can import matplotlib: the one on PATH, else Debian's
+// (python3-matplotlib installs for /usr/bin/python3). "" if none.
+std::string FindPythonWithMatplotlib() {
+  for (const char* py : {"python3", "/usr/bin/python3"}) {
+    const std::string cmd = std::string(py) +
+                            " -c 'import matplotlib' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return py;
+  }
+  return "";
+}
+
+// A JSON number, or null for +infinity (a split that needs communication
+// cores when there are none).
+json Number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+std::string Cell(double v) {
+  if (!std::isfinite(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", v);
+  return buf;
+}
+
+coll::SplitOp ParseOp(const std::string& name) {
+  if (name == "constant") return coll::SplitOp::kConstant;
+  if (name == "doubling") return coll::SplitOp::kDoubling;
+  throw std::invalid_argument("Invalid value for --ops: '" + name +
+                              "'. Expected: constant or doubling");
+}
+
+// One table and the report's cases for one (op, N_proc).
+void RunOne(const Args& a, coll::SplitOp op, int nproc, Report* report) {
+  const int h_max = coll::TreeHeight(nproc);
+  if (!a.quiet) {
+    std::printf("\n== op %s, N_proc = %d (model times in transfer units; "
+                "* = chosen S) ==\n",
+                std::string(coll::SplitOpName(op)).c_str(), nproc);
+    std::printf("%4s %3s %9s %9s %9s", "N", "P", "S_chosen", "C(N)",
+                "blocking");
+    for (int s = 0; s <= h_max; ++s) std::printf("  %8s%-2d", "S=", s);
+    std::printf("\n");
+  }
+  for (int n = 1; n <= nproc; ++n) {
+    coll::SplitTreeParams p;
+    p.nproc = nproc;
+    p.n = n;
+    p.op = op;
+    p.unit_ns = a.unit_ns;
+    p.level_count = a.level_count == "printed"
+                        ? coll::LevelCountFormula::kAsPrinted
+                        : coll::LevelCountFormula::kText;
+    const int h = coll::TreeHeight(n);
+    const int pcores = coll::CommCores(nproc, n);
+    const std::vector<double> overlapped = coll::ModelTimes(p);
+    const int chosen = coll::ChooseSplit(p);
+    const double model_time = overlapped[chosen];
+    const double computation = coll::Computation(p);
+    const double blocking = op == coll::SplitOp::kConstant
+                                ? coll::TBlocking(n)
+                                : coll::TBlockingVar(n);
+    json overlapped_j = json::array(), nonblocking_j = json::array(),
+         levels_j = json::array();
+    for (int s = 0; s <= h; ++s) {
+      overlapped_j.push_back(Number(overlapped[s]));
+      nonblocking_j.push_back(Number(
+          op == coll::SplitOp::kConstant
+              ? coll::TNonBlocking(s, n, pcores, p.level_count)
+              : coll::TNonBlockingVar(s, n, pcores, p.level_count)));
+    }
+    for (int i = 1; i <= h; ++i)
+      levels_j.push_back(coll::LevelCommunications(n, i, p.level_count));
+
+    CaseResult r;
+    r.name = "choice:" + std::string(coll::SplitOpName(op)) + ":" +
+             std::to_string(nproc) + ":" + std::to_string(n);
+    const double ns = model_time * a.unit_ns;
+    r.stats.min_ns = r.stats.median_ns = r.stats.p99_ns = r.stats.max_ns =
+        r.stats.mean_ns = ns;
+    r.stats.samples = 1;
+    r.note = "S=" + std::to_string(chosen);
+    r.extra = {{"op", coll::SplitOpName(op)},
+               {"nproc", nproc},
+               {"N", n},
+               {"P", pcores},
+               {"H", h},
+               {"S", chosen},
+               {"model_time", model_time},
+               {"unit", "one point-to-point transfer of the operation's "
+                        "buffer; *_ns = model_time * unit_ns"},
+               {"unit_ns", a.unit_ns},
+               {"computation", computation},
+               {"blocking", blocking},
+               // Blocking collective then computation, in sequence (Fig 14).
+               {"blocking_plus_computation", blocking + computation},
+               {"overlapped_by_S", std::move(overlapped_j)},
+               {"nonblocking_by_S", std::move(nonblocking_j)},
+               {"level_communications", std::move(levels_j)}};
+    report->Add(std::move(r));
+
+    if (!a.quiet) {
+      std::printf("%4d %3d %9d %9.2f %9.2f", n, pcores, chosen, computation,
+                  blocking);
+      for (int s = 0; s <= h_max; ++s) {
+        const std::string c =
+            s <= h ? Cell(overlapped[s]) + (s == chosen ? "*" : " ") : "";
+        std::printf("  %10s", c.c_str());
+      }
+      std::printf("\n");
+    }
+  }
+}
+
+int Run(const char* argv0, const Args& a) {
+  if (a.level_count != "text" && a.level_count != "printed") {
+    throw std::invalid_argument("Invalid value for --level-count: '" +
+                                a.level_count + "'. Expected: text or printed");
+  }
+  Report report("splittree_model");
+  for (const std::string& op_name : a.ops) {
+    const coll::SplitOp op = ParseOp(op_name);
+    for (int nproc : a.nprocs) RunOne(a, op, nproc, &report);
+  }
+  // Summary: where S switches, per (op, N_proc).
+  std::printf("\n== S switches (first N with each S) ==\n");
+  for (const std::string& op_name : a.ops) {
+    for (int nproc : a.nprocs) {
+      std::printf("%-8s N_proc=%-4d", op_name.c_str(), nproc);
+      int previous = -1;
+      for (int n = 1; n <= nproc; ++n) {
+        const std::string name = "choice:" + op_name + ":" +
+                                 std::to_string(nproc) + ":" +
+                                 std::to_string(n);
+        const int s = report.Find(name)->extra["S"].get<int>();
+        if (s != previous) std::printf("  S=%d from N=%d", s, n);
+        previous = s;
+      }
+      std::printf("\n");
+    }
+  }
+  const json machine_extra = {
+      {"model", "split-tree (Denis et al., IJHPCA 2019, Sec. 6.2)"},
+      {"equation_4", "strong scaling: C(N) = N_proc / N * C(N_proc)"},
+      {"equation_5", a.level_count == "printed"
+                         ? "as printed: ceil(N / 2^i + 1/2)"
+                         : "text reading: floor(N / 2^i + 1/2)"},
+      {"nprocs", a.nprocs}};
+  std::string json_path = UserPath(a.json_path);
+  const std::string plot_dir = UserPath(a.plot_dir);
+  if (!plot_dir.empty()) {
+    std::filesystem::create_directories(plot_dir);
+    if (json_path.empty()) json_path = plot_dir + "/splittree_model.json";
+  }
+  if (!json_path.empty()) {
+    report.WriteJson(json_path, machine_extra);
+    std::printf("\nwrote %s (%zu cases)\n", json_path.c_str(),
+                report.results().size());
+  }
+  if (!plot_dir.empty()) {
+    const std::string script = FindPlotScript(argv0);
+    if (script.empty()) {
+      std::printf("splittree_model: bench/splittree_plot.py not found in the "
+                  "runfiles; no plots (run it with bazel run)\n");
+      return 0;
+    }
+    const std::string py = FindPythonWithMatplotlib();
+    if (py.empty()) {
+      std::printf("splittree_model: matplotlib is not installed (Debian: "
+                  "apt-get install python3-matplotlib); no plots written\n");
+      return 0;
+    }
+    const std::string cmd = py + " " + ShellQuote(script) + " " +
+                            ShellQuote(json_path) + " " + ShellQuote(plot_dir);
+    std::fflush(stdout);  // keep our lines before the script's
+    if (std::system(cmd.c_str()) != 0) {
+      std::fprintf(stderr, "splittree_model: plotting failed: %s\n",
+                   cmd.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace rondo::bench
+
+int main(int argc, char** argv) {
+  rondo::bench::Args a;
+  CLI::App app{
+      "The split-tree model (docs/splittree_model.md): the S chosen for each "
+      "N and the model time of every S, for constant-size and size-doubling "
+      "operations"};
+  app.add_option("--nproc", a.nprocs,
+                 "machine sizes N_proc, e.g. 64 or 64,48 (default 64)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--ops", a.ops, "constant and/or doubling (default both)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"constant", "doubling"}));
+  app.add_option("--level-count", a.level_count,
+                 "Equation 5 reading: text (floor(N/2^i+1/2), default) or "
+                 "printed (ceil(N/2^i+1/2))")
+      ->check(CLI::IsMember({"text", "printed"}));
+  app.add_option("--unit-ns", a.unit_ns,
+                 "nanoseconds per unit (one buffer transfer) for the *_ns "
+                 "fields (default 1: *_ns = model_time)")
+      ->check(CLI::Range(1e-9, 1e15));
+  app.add_option("--json", a.json_path, "write results as JSON to this file");
+  app.add_option("--plot-dir", a.plot_dir,
+                 "write the PNG figures (Figures 12-16) to this directory");
+  app.add_flag("--quiet", a.quiet, "print only the S switches");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return rondo::bench::Run(argv[0], a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "splittree_model: %s\n", e.what());
+    return 1;
+  }
+}
