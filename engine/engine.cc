@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <sched.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cstdio>
@@ -48,16 +49,33 @@ Engine::Engine(EngineOptions options)
   tree_ = std::make_unique<QueueTree>(topo_, options_.queue,
                                       options_.queue_capacity);
   if (!options_.trace_file.empty()) {
+    for (char c : options_.trace_file) {
+      if (!trace_path_.empty() && trace_path_.back() == '%' &&
+          (c == 'r' || c == 'p')) {
+        trace_path_.pop_back();
+        trace_path_ += std::to_string(c == 'r' ? options_.local_rank
+                                               : static_cast<int>(getpid()));
+      } else {
+        trace_path_ += c;
+      }
+    }
     tracer_ = std::make_unique<Tracer>(topo_, options_.trace_max_events);
     tree_->set_tracer(tracer_.get());
   }
+  placement_ = PlaceNode(*topo_, options_.progress, options_.comm_cores,
+                         options_.local_size);
   app_core_ = ResolveAppCore();
 
   // Progress threads, then timer threads on the cores that have none.
-  std::vector<int> progress_cores =
-      ProgressCores(*topo_, options_.progress, options_.local_rank,
-                    options_.local_size, app_core_);
-  topology::CpuSet progress_set;
+  if (options_.comm_cores.empty()) {
+    progress_cores_ = ProgressCores(*topo_, options_.progress,
+                                    options_.local_rank, options_.local_size,
+                                    app_core_);
+  } else {
+    progress_cores_ = placement_.progress_cores[options_.local_rank];
+  }
+  const std::vector<int>& progress_cores = progress_cores_;
+  topology::CpuSet& progress_set = progress_set_;
   for (int c : progress_cores) progress_set.Set(c);
   std::vector<int> timer_cores;
   if (options_.timer_period_us > 0) {
@@ -86,7 +104,12 @@ Engine::Engine(EngineOptions options)
     cfg.period_ns = options_.timer_period_us * 1000;
     cfg.bind = options_.bind_threads;
     threads_.push_back(std::make_unique<ProgressThread>(
-        *tree_, sleepers_, cfg, [this, core] { thread_core = {id_, core}; }));
+        *tree_, sleepers_, cfg, [this, core, mode] {
+          thread_core = {id_, core};
+          Tracer::SetThreadRole(mode == ProgressThread::Mode::kProgress
+                                    ? ThreadRole::kProgress
+                                    : ThreadRole::kTimer);
+        }));
   };
   for (int c : progress_cores) add_thread(c, ProgressThread::Mode::kProgress);
   for (int c : timer_cores) {
@@ -135,7 +158,7 @@ int Engine::ResolveAppCore() const {
       if (single && core >= 0) return core;
     }
   }
-  return AppCoreOfRank(*topo_, options_.local_rank, options_.local_size);
+  return placement_.app_cores[options_.local_rank];
 }
 
 std::string Engine::SubmitError(const Task& task) const {
@@ -313,7 +336,7 @@ void Engine::Shutdown() {
   canceled_at_shutdown_ = tree_->CancelAll();
   if (tracer_ != nullptr) {
     std::string error;
-    if (!tracer_->Write(options_.trace_file, &error))
+    if (!tracer_->Write(trace_path_, &error))
       std::fprintf(stderr, "rondo: %s\n", error.c_str());
   }
 }

@@ -121,8 +121,22 @@ class Engine {
   const std::vector<std::unique_ptr<ProgressThread>>& threads() const {
     return threads_;
   }
+  // The node's placement (all local ranks; placement.h), this process's
+  // progress cores, and them as a cpuset (empty with RONDO_PROGRESS=none):
+  // the cores where communication work of this rank should run.
+  const NodePlacement& node_placement() const { return placement_; }
+  const std::vector<int>& progress_cores() const { return progress_cores_; }
+  const topology::CpuSet& progress_cpuset() const { return progress_set_; }
   // Null when tracing is off.
   const Tracer* tracer() const { return tracer_.get(); }
+  // Records `task`'s work run by the calling thread outside the queues
+  // (Tracer::RecordInline); nothing when tracing is off.
+  void TraceInline(const Task& task, int64_t start_ns,
+                   int64_t end_ns) noexcept {
+    if (tracer_ != nullptr) [[unlikely]]
+      tracer_->RecordInline(task, CurrentCore(), start_ns, end_ns);
+  }
+  bool tracing() const noexcept { return tracer_ != nullptr; }
   // Number of tasks canceled by Shutdown().
   int canceled_at_shutdown() const { return canceled_at_shutdown_; }
 
@@ -136,6 +150,10 @@ class Engine {
   std::unique_ptr<Tracer> tracer_;
   std::unique_ptr<QueueTree> tree_;
   int app_core_ = 0;
+  NodePlacement placement_;
+  std::vector<int> progress_cores_;
+  topology::CpuSet progress_set_;
+  std::string trace_path_;  // RONDO_TRACE with %r and %p expanded
   const uint64_t id_;
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<bool> shut_down_{false};

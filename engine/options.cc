@@ -38,6 +38,13 @@ std::vector<Var> MakeTable() {
          o.progress = PlacementSpec::Parse(v);
        },
        [](const EngineOptions& o) { return o.progress.ToString(); }},
+      {"RONDO_COMM_CORES", "", "empty, a count <n>, or a core list (6-7, 3,7, cores:5)",
+       "dedicated communication cores of the node: ranks avoid them, "
+       "progress threads go there",
+       [](EngineOptions& o, const std::string& v) {
+         o.comm_cores = CommCoresSpec::Parse(v);
+       },
+       [](const EngineOptions& o) { return o.comm_cores.ToString(); }},
       {"RONDO_LOCAL_RANK", "0", "an integer in 0..65535",
        "rank of this process among the ranks of its node",
        [](EngineOptions& o, const std::string& v) {

@@ -26,6 +26,10 @@ struct EngineOptions {
   // RONDO_PROGRESS: progress thread placement (none|bind|numa|odd-even|
   // cores:<list>).
   PlacementSpec progress = PlacementSpec{PlacementKind::kNuma, {}};
+  // RONDO_COMM_CORES: dedicated communication cores of the node ("" none,
+  // "<n>" chosen from the topology, or a core list): ranks are spread over
+  // the other cores and the progress threads go to these (placement.h).
+  CommCoresSpec comm_cores;
   // RONDO_LOCAL_RANK / RONDO_LOCAL_SIZE: this process among the ranks of its
   // node (set by launchers; a single process is rank 0 of 1).
   int local_rank = 0;
@@ -47,7 +51,8 @@ struct EngineOptions {
   // RONDO_BIND: bind progress and timer threads to their cores.
   bool bind_threads = true;
   // RONDO_TRACE: write a Chrome trace (Perfetto) of task events to this file
-  // at shutdown; empty = tracing off (zero cost).
+  // at shutdown; empty = tracing off (zero cost). "%r" in the path becomes
+  // the local rank and "%p" the process id (one file per process).
   std::string trace_file;
   // RONDO_TRACE_MAX_EVENTS: bound on recorded events (later ones are counted
   // as dropped).

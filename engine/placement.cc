@@ -1,5 +1,6 @@
 #include "engine/placement.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rondo::engine {
@@ -153,6 +154,190 @@ std::vector<int> ProgressCores(const topology::Topology& topo,
       return spec.cores;
   }
   return {};
+}
+
+CommCoresSpec CommCoresSpec::Parse(const std::string& text) {
+  CommCoresSpec spec;
+  if (text.empty()) return spec;
+  const char* kForms =
+      "expected a count such as 2, a core list such as 6-7 or 3,7, or "
+      "cores:<list> (cores:5 for one core)";
+  bool digits = true;
+  for (char c : text) digits = digits && c >= '0' && c <= '9';
+  if (digits) {
+    if (text.size() > 6)
+      throw std::invalid_argument("invalid communication cores '" + text +
+                                  "': the count is too large");
+    spec.count = std::stoi(text);  // 0: no dedicated core
+    return spec;
+  }
+  std::string list = text.rfind("cores:", 0) == 0 ? text.substr(6) : text;
+  topology::CpuSet set;
+  try {
+    set = topology::CpuSet::Parse(list);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("invalid communication cores '" + text +
+                                "': " + e.what() + "; " + kForms);
+  }
+  if (set.Empty())
+    throw std::invalid_argument("invalid communication cores '" + text +
+                                "': the core list is empty; " + kForms);
+  for (int c = set.First(); c >= 0; c = set.Next(c)) spec.cores.push_back(c);
+  return spec;
+}
+
+std::string CommCoresSpec::ToString() const {
+  if (!cores.empty()) {
+    topology::CpuSet set;
+    for (int c : cores) set.Set(c);
+    std::string s = set.ToString();  // "{1,3-4}"
+    return "cores:" + s.substr(1, s.size() - 2);
+  }
+  return count == 0 ? "" : std::to_string(count);
+}
+
+std::vector<int> ChooseCommCores(const topology::Topology& topo, int count) {
+  const int ncores = topo.NumCores();
+  if (count < 1 || count >= ncores)
+    throw std::invalid_argument(
+        "cannot dedicate " + std::to_string(count) +
+        " communication cores on a machine of " + std::to_string(ncores) +
+        " cores: expected 1 to " + std::to_string(ncores - 1) +
+        " (at least one core must stay for the application)");
+  const int numas = topo.NumNuma();
+  // Largest remainder apportionment of `count` over the NUMA nodes.
+  std::vector<int> share(numas, 0);
+  std::vector<std::pair<int64_t, int>> rest;  // (remainder, numa)
+  int given = 0;
+  for (int m = 0; m < numas; ++m) {
+    const int64_t size = static_cast<int64_t>(topo.CoresOfNuma(m).size());
+    share[m] = static_cast<int>(size * count / ncores);
+    given += share[m];
+    rest.push_back({(size * count) % ncores, m});
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; given < count && i < rest.size(); ++i) {
+    ++share[rest[i].second];
+    ++given;
+  }
+  std::vector<int> chosen;
+  for (int m = 0; m < numas; ++m) {
+    const std::vector<int> cores = topo.CoresOfNuma(m);
+    const int64_t N = static_cast<int64_t>(cores.size());
+    const int64_t k = std::min<int64_t>(share[m], N);
+    for (int64_t j = 0; j < k; ++j)
+      chosen.push_back(cores[((j + 1) * N + k - 1) / k - 1]);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+NodePlacement PlaceNode(const topology::Topology& topo,
+                        const PlacementSpec& spec, const CommCoresSpec& comm,
+                        int local_size) {
+  if (local_size < 1)
+    throw std::invalid_argument("a node needs at least one rank, not " +
+                                std::to_string(local_size));
+  NodePlacement out;
+  out.app_cores.resize(local_size);
+  out.progress_cores.resize(local_size);
+  if (comm.empty()) {
+    std::vector<int> ranks_on_numa(topo.NumNuma(), 0);
+    for (int r = 0; r < local_size; ++r) {
+      out.app_cores[r] = AppCoreOfRank(topo, r, local_size);
+      ++ranks_on_numa[topo.NumaOfCore(out.app_cores[r])];
+    }
+    topology::CpuSet apps, used;
+    for (int r = 0; r < local_size; ++r) {
+      const int app = out.app_cores[r];
+      apps.Set(app);
+      if (spec.kind == PlacementKind::kNuma) {
+        // ProgressCores' Equation 1, with the ranks per NUMA node counted
+        // once for the whole node.
+        const std::vector<int> cores = topo.CoresOfNuma(topo.NumaOfCore(app));
+        const int N = static_cast<int>(cores.size());
+        int M = 0;
+        while (M < N && cores[M] != app) ++M;
+        out.progress_cores[r] = {
+            cores[NumaPlacement(N, ranks_on_numa[topo.NumaOfCore(app)], M)]};
+      } else {
+        out.progress_cores[r] = ProgressCores(topo, spec, r, local_size, app);
+      }
+      for (int c : out.progress_cores[r]) used.Set(c);
+    }
+    for (int c = used.First(); c >= 0; c = used.Next(c))
+      if (!apps.Test(c)) out.comm_cores.push_back(c);
+    return out;
+  }
+  std::vector<int> cc = comm.cores.empty() ? ChooseCommCores(topo, comm.count)
+                                           : comm.cores;
+  for (int c : cc) CheckCore(topo, c, "RONDO_COMM_CORES");
+  topology::CpuSet is_comm;
+  for (int c : cc) is_comm.Set(c);
+  if (static_cast<int>(cc.size()) >= topo.NumCores())
+    throw std::invalid_argument(
+        "RONDO_COMM_CORES=" + comm.ToString() + " takes all " +
+        std::to_string(topo.NumCores()) +
+        " cores: at least one must stay for the application");
+  out.comm_cores = cc;
+  // Ranks spread over each NUMA node's application cores, as AppCoreOfRank
+  // spreads them over all cores; NUMA nodes without application cores
+  // get no rank.
+  std::vector<std::vector<int>> app_of_numa(topo.NumNuma());
+  std::vector<int> numa_with_app;
+  for (int m = 0; m < topo.NumNuma(); ++m) {
+    for (int c : topo.CoresOfNuma(m))
+      if (!is_comm.Test(c)) app_of_numa[m].push_back(c);
+    if (!app_of_numa[m].empty()) numa_with_app.push_back(m);
+  }
+  const int nn = static_cast<int>(numa_with_app.size());
+  std::vector<int> numa_of_rank(local_size), index_in_numa(local_size);
+  std::vector<int> ranks_in_numa(topo.NumNuma(), 0);
+  for (int r = 0; r < local_size; ++r) {
+    const int m = numa_with_app[static_cast<int64_t>(r) * nn / local_size];
+    numa_of_rank[r] = m;
+    index_in_numa[r] = ranks_in_numa[m]++;
+  }
+  for (int r = 0; r < local_size; ++r) {
+    const std::vector<int>& cores = app_of_numa[numa_of_rank[r]];
+    const int64_t N = static_cast<int64_t>(cores.size());
+    const int64_t n = ranks_in_numa[numa_of_rank[r]];
+    const int64_t i = index_in_numa[r];
+    out.app_cores[r] = n > N ? cores[i % N] : cores[i * N / n];
+  }
+  const int P = static_cast<int>(cc.size());
+  for (int r = 0; r < local_size; ++r) {
+    std::vector<int>& pc = out.progress_cores[r];
+    switch (spec.kind) {
+      case PlacementKind::kNone:
+        break;
+      case PlacementKind::kBind:
+        pc = {out.app_cores[r]};
+        break;
+      case PlacementKind::kNuma: {
+        std::vector<int> local;  // comm cores of the rank's NUMA node
+        for (int c : cc)
+          if (topo.NumaOfCore(c) == numa_of_rank[r]) local.push_back(c);
+        if (local.empty()) {
+          pc = {cc[static_cast<int64_t>(r) * P / local_size]};
+        } else {
+          const int64_t k = static_cast<int64_t>(local.size());
+          const int64_t n = ranks_in_numa[numa_of_rank[r]];
+          pc = {local[index_in_numa[r] * k / n]};
+        }
+        break;
+      }
+      case PlacementKind::kOddEven:
+        pc = {cc[r % P]};
+        break;
+      case PlacementKind::kCores:
+        for (int c : spec.cores) CheckCore(topo, c, "the placement");
+        pc = spec.cores;
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace rondo::engine

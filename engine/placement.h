@@ -62,6 +62,64 @@ std::vector<int> ProgressCores(const topology::Topology& topo,
                                const PlacementSpec& spec, int local_rank,
                                int local_size, int app_core);
 
+// ---- Dedicated communication cores (RONDO_COMM_CORES) ----
+//
+// The paper's Figure 3: the node's cores are split into application cores
+// (one rank each, or several when oversubscribed) and communication cores
+// that host only progress threads, several ranks' threads per core.
+
+struct CommCoresSpec {
+  int count = 0;           // "<n>": n cores chosen from the topology
+  std::vector<int> cores;  // "<list>": these cores (sorted, distinct)
+
+  bool empty() const { return count == 0 && cores.empty(); }
+  // "" (none), "<n>" (a count, digits only), or a core list with ',' or '-'
+  // such as "3,7" or "6-7", or "cores:<list>" (also for a single core:
+  // "cores:5"). Throws std::invalid_argument naming the text and the forms.
+  static CommCoresSpec Parse(const std::string& text);
+  std::string ToString() const;  // "" | "2" | "cores:6-7"
+};
+
+// `count` communication cores chosen from the topology: distributed over the
+// NUMA nodes in proportion to their core counts (largest remainder, ties to
+// the lower node), and within a NUMA node of N cores with k of them chosen,
+// the last core of each of k equal blocks (positions ceil((j+1) N/k) - 1),
+// which is where MPC's spread placement leaves its free cores (Figure 1).
+// Throws std::invalid_argument unless 1 <= count < NumCores().
+std::vector<int> ChooseCommCores(const topology::Topology& topo, int count);
+
+// Where everything of one node goes.
+struct NodePlacement {
+  // Dedicated communication cores: cores that host progress threads and no
+  // rank's application thread (sorted). With a CommCoresSpec, the chosen or
+  // listed cores; without, the free cores the placement uses (numa,
+  // odd-even); empty for bind and none.
+  std::vector<int> comm_cores;
+  std::vector<int> app_cores;                    // per local rank
+  std::vector<std::vector<int>> progress_cores;  // per local rank
+};
+
+// Places the `local_size` ranks of a node and their progress threads.
+// Without comm cores: app cores by AppCoreOfRank, progress cores by
+// ProgressCores (Equations 1 and 2). With comm cores C (P of them): ranks
+// are spread (as AppCoreOfRank does) over the other cores only, wrapping
+// around when there are more ranks than application cores (oversubscribed),
+// and the progress thread of rank r goes to
+//   bind      its application core;
+//   numa      the communication cores of its NUMA node, ranks in blocks:
+//             the i-th of the n ranks of that NUMA node gets its k
+//             communication cores' floor(i * k / n)-th (Equation 1's
+//             grouping); a NUMA node without one uses all of C, by rank;
+//   odd-even  C[r mod P] (Equation 2: consecutive ranks on different cores
+//             whenever P >= 2);
+//   cores:L   the cores L (whatever they are);
+//   none      no progress thread.
+// Throws std::invalid_argument for local_size < 1, a listed core the machine
+// does not have, or comm cores that leave no application core.
+NodePlacement PlaceNode(const topology::Topology& topo,
+                        const PlacementSpec& spec, const CommCoresSpec& comm,
+                        int local_size);
+
 }  // namespace rondo::engine
 
 #endif  // RONDO_ENGINE_PLACEMENT_H_

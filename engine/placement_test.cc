@@ -108,5 +108,107 @@ TEST_CASE("placement specs: parse, print and bad input", "[placement]") {
                     Catch::Contains("core 12"));
 }
 
+// ---- dedicated communication cores (RONDO_COMM_CORES) ----
+
+TEST_CASE("comm cores: parse, print and bad input", "[placement]") {
+  CHECK(CommCoresSpec::Parse("").empty());
+  CHECK(CommCoresSpec::Parse("0").empty());
+  CHECK(CommCoresSpec::Parse("2").count == 2);
+  CHECK(CommCoresSpec::Parse("2").ToString() == "2");
+  CHECK(CommCoresSpec::Parse("6-7").cores == std::vector<int>{6, 7});
+  CHECK(CommCoresSpec::Parse("3,7").cores == std::vector<int>{3, 7});
+  CHECK(CommCoresSpec::Parse("cores:5").cores == std::vector<int>{5});
+  CHECK(CommCoresSpec::Parse("3,7").ToString() == "cores:3,7");
+  CHECK_THROWS_WITH(CommCoresSpec::Parse("two"),
+                    Catch::Contains("invalid communication cores 'two'") &&
+                        Catch::Contains("expected a count such as 2"));
+  CHECK_THROWS_WITH(CommCoresSpec::Parse("99999999"),
+                    Catch::Contains("too large"));
+}
+
+TEST_CASE("comm cores chosen from the topology", "[placement]") {
+  // One NUMA node of 64 (KNL quadrant): the ends of equal blocks, where
+  // MPC's spread leaves its free cores and Equation 2 puts the threads.
+  auto knl = Topology::Load("synthetic:numa:1 core:64 pu:1");
+  CHECK(ChooseCommCores(*knl, 2) == std::vector<int>{31, 63});
+  CHECK(ChooseCommCores(*knl, 4) == std::vector<int>{15, 31, 47, 63});
+  CHECK(ChooseCommCores(*knl, 1) == std::vector<int>{63});
+  // Two NUMA nodes of 24 (dual-socket Skylake): shared out, the odd one to
+  // the first node.
+  auto skl = Topology::Load("synthetic:numa:2 core:24 pu:1");
+  CHECK(ChooseCommCores(*skl, 2) == std::vector<int>{23, 47});
+  CHECK(ChooseCommCores(*skl, 3) == std::vector<int>{11, 23, 47});
+  CHECK_THROWS_WITH(ChooseCommCores(*skl, 48),
+                    Catch::Contains("cannot dedicate 48") &&
+                        Catch::Contains("expected 1 to 47"));
+  CHECK_THROWS(ChooseCommCores(*skl, 0));
+}
+
+TEST_CASE("PlaceNode with comm cores: the paper's Figures 3 and 5",
+          "[placement]") {
+  auto knl = Topology::Load("synthetic:numa:1 core:64 pu:1");
+  const CommCoresSpec two = CommCoresSpec::Parse("2");
+  NodePlacement numa = PlaceNode(*knl, PlacementSpec::Parse("numa"), two, 62);
+  CHECK(numa.comm_cores == std::vector<int>{31, 63});
+  for (int r = 0; r < 62; ++r) {
+    INFO("rank " << r);
+    CHECK(numa.app_cores[r] == (r < 31 ? r : r + 1));
+    // Progress threads 0-30 on core 31, 31-61 on core 63 (Section 5.1).
+    CHECK(numa.progress_cores[r] == std::vector<int>{r < 31 ? 31 : 63});
+  }
+  // Without RONDO_COMM_CORES, Equation 1 finds the same free cores.
+  NodePlacement eq1 = PlaceNode(*knl, PlacementSpec::Parse("numa"), {}, 62);
+  CHECK(eq1.comm_cores == numa.comm_cores);
+  CHECK(eq1.app_cores == numa.app_cores);
+  CHECK(eq1.progress_cores == numa.progress_cores);
+  // Odd-even: consecutive ranks never share a communication core.
+  NodePlacement oe = PlaceNode(*knl, PlacementSpec::Parse("odd-even"), two, 62);
+  for (int r = 0; r < 62; ++r)
+    CHECK(oe.progress_cores[r] == std::vector<int>{r % 2 == 0 ? 31 : 63});
+  NodePlacement oe2 = PlaceNode(*knl, PlacementSpec::Parse("odd-even"), {}, 62);
+  CHECK(oe2.progress_cores == oe.progress_cores);
+  // Bind: the application core; no dedicated core is used.
+  NodePlacement bind = PlaceNode(*knl, PlacementSpec::Parse("bind"), {}, 62);
+  CHECK(bind.comm_cores.empty());
+  CHECK(bind.progress_cores[40] == std::vector<int>{bind.app_cores[40]});
+}
+
+TEST_CASE("PlaceNode: several NUMA nodes, lists and oversubscription",
+          "[placement]") {
+  // Figure 3: 6 ranks on 8 cores in 2 NUMA nodes, one free core per node
+  // gathering that node's three progress threads.
+  auto topo = Topology::Load("synthetic:numa:2 core:4 pu:1");
+  NodePlacement p = PlaceNode(*topo, PlacementSpec::Parse("numa"),
+                              CommCoresSpec::Parse("2"), 6);
+  CHECK(p.comm_cores == std::vector<int>{3, 7});
+  CHECK(p.app_cores == std::vector<int>{0, 1, 2, 4, 5, 6});
+  for (int r = 0; r < 6; ++r)
+    CHECK(p.progress_cores[r] == std::vector<int>{r < 3 ? 3 : 7});
+  // An explicit list on one NUMA node: the other node's ranks use it too.
+  NodePlacement l = PlaceNode(*topo, PlacementSpec::Parse("numa"),
+                              CommCoresSpec::Parse("6-7"), 4);
+  CHECK(l.comm_cores == std::vector<int>{6, 7});
+  CHECK(l.app_cores == std::vector<int>{0, 2, 4, 5});
+  CHECK(l.progress_cores[0] == std::vector<int>{6});  // rank 0 of 4: C[0]
+  CHECK(l.progress_cores[1] == std::vector<int>{6});  // rank 1 of 4: C[0]
+  CHECK(l.progress_cores[2] == std::vector<int>{6});  // NUMA 1, i=0 of 2
+  CHECK(l.progress_cores[3] == std::vector<int>{7});  // NUMA 1, i=1 of 2
+  // More ranks than application cores wrap around (oversubscribed), as on
+  // this 2-core machine with RONDO_COMM_CORES=1.
+  auto two = Topology::Load("synthetic:numa:1 core:2 pu:1");
+  NodePlacement o = PlaceNode(*two, PlacementSpec::Parse("numa"),
+                              CommCoresSpec::Parse("1"), 3);
+  CHECK(o.comm_cores == std::vector<int>{1});
+  CHECK(o.app_cores == std::vector<int>{0, 0, 0});
+  CHECK(o.progress_cores[2] == std::vector<int>{1});
+  CHECK_THROWS_WITH(PlaceNode(*two, PlacementSpec::Parse("numa"),
+                              CommCoresSpec::Parse("0-1"), 2),
+                    Catch::Contains("takes all 2 cores"));
+  CHECK_THROWS_WITH(PlaceNode(*two, PlacementSpec::Parse("numa"),
+                              CommCoresSpec::Parse("cores:5"), 2),
+                    Catch::Contains("asks for core 5"));
+  CHECK_THROWS(PlaceNode(*two, PlacementSpec::Parse("numa"), {}, 0));
+}
+
 }  // namespace
 }  // namespace rondo::engine

@@ -46,6 +46,8 @@ struct TaskOptions {
   bool repeat = false;
   // Shown in traces; must outlive the task (a string literal).
   const char* name = "task";
+  // Shown in traces as "id" when >= 0 (e.g. a collective's step index).
+  int64_t trace_id = -1;
 };
 
 class Engine;

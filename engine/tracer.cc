@@ -1,6 +1,7 @@
 #include "engine/tracer.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,22 @@ struct LocalCache {
   void* buffer = nullptr;
 };
 thread_local LocalCache local_cache;
+thread_local ThreadRole thread_role = ThreadRole::kApp;
+thread_local int32_t thread_os_tid = 0;
+
+int32_t OsTid() noexcept {
+  if (thread_os_tid == 0) thread_os_tid = static_cast<int32_t>(gettid());
+  return thread_os_tid;
+}
+
+const char* RoleName(uint8_t role) {
+  switch (static_cast<ThreadRole>(role)) {
+    case ThreadRole::kApp: return "app";
+    case ThreadRole::kProgress: return "progress";
+    case ThreadRole::kTimer: return "timer";
+  }
+  return "?";
+}
 
 }  // namespace
 
@@ -26,6 +43,8 @@ Tracer::Tracer(std::shared_ptr<const topology::Topology> topo,
       origin_ns_(NowNs()) {}
 
 Tracer::~Tracer() = default;
+
+void Tracer::SetThreadRole(ThreadRole role) noexcept { thread_role = role; }
 
 int64_t Tracer::NowNs() noexcept {
   timespec ts;
@@ -55,15 +74,27 @@ bool Tracer::Reserve() noexcept {
 void Tracer::RecordSubmit(const Task& task, int node, int core) noexcept {
   if (!Reserve()) return;
   int64_t now = NowNs();
-  LocalBuffer()->events.push_back(
-      {now, now, task.options().name, node, core, 0, 0});
+  LocalBuffer()->events.push_back({now, now, task.options().name,
+                                   task.options().trace_id, node, core, 0, 0,
+                                   static_cast<uint8_t>(thread_role), OsTid()});
 }
 
 void Tracer::RecordRun(const Task& task, int node, int core, int64_t start_ns,
                        int64_t end_ns, TaskResult result) noexcept {
   if (!Reserve()) return;
-  LocalBuffer()->events.push_back({start_ns, end_ns, task.options().name, node,
-                                   core, 1, static_cast<uint8_t>(result)});
+  LocalBuffer()->events.push_back(
+      {start_ns, end_ns, task.options().name, task.options().trace_id, node,
+       core, 1, static_cast<uint8_t>(result),
+       static_cast<uint8_t>(thread_role), OsTid()});
+}
+
+void Tracer::RecordInline(const Task& task, int core, int64_t start_ns,
+                          int64_t end_ns) noexcept {
+  if (!Reserve()) return;
+  LocalBuffer()->events.push_back(
+      {start_ns, end_ns, task.options().name, task.options().trace_id, -1,
+       core, 2, static_cast<uint8_t>(TaskResult::kDone),
+       static_cast<uint8_t>(thread_role), OsTid()});
 }
 
 int64_t Tracer::recorded() const {
@@ -88,13 +119,18 @@ bool Tracer::Write(const std::string& path, std::string* error) const {
   for (const auto& b : buffers_) {
     for (const Event& e : b->events) {
       double ts_us = static_cast<double>(e.start_ns - origin_ns_) / 1000.0;
-      const std::string& level = topo_->node(e.node).name;
+      static const char* kKind[] = {"submit", "run", "inline"};
       json ev = {{"name", e.name ? e.name : "task"},
-                 {"cat", e.kind == 0 ? "submit" : "run"},
+                 {"cat", kKind[e.kind <= 2 ? e.kind : 0]},
                  {"pid", 0},
                  {"tid", e.core},
                  {"ts", ts_us},
-                 {"args", {{"queue", level}}}};
+                 {"args",
+                  {{"queue", e.node >= 0 ? topo_->node(e.node).name
+                                         : std::string("inline")},
+                   {"thread", RoleName(e.role)},
+                   {"os_tid", e.os_tid}}}};
+      if (e.id >= 0) ev["args"]["id"] = e.id;
       if (e.kind == 0) {
         ev["ph"] = "i";
         ev["s"] = "t";

@@ -25,8 +25,17 @@
 
 namespace rondo::engine {
 
+// Who runs a task, shown as "thread" in the trace: an engine progress or
+// timer thread, or an application thread (Wait, Poll, the idle hook, or a
+// library running a step inline).
+enum class ThreadRole : uint8_t { kApp, kProgress, kTimer };
+
 class Tracer {
  public:
+  // The role of the calling thread in every trace (default kApp); engine
+  // threads set theirs when they start.
+  static void SetThreadRole(ThreadRole role) noexcept;
+
   Tracer(std::shared_ptr<const topology::Topology> topo, int64_t max_events);
   ~Tracer();
 
@@ -35,6 +44,10 @@ class Tracer {
   void RecordSubmit(const Task& task, int node, int core) noexcept;
   void RecordRun(const Task& task, int node, int core, int64_t start_ns,
                  int64_t end_ns, TaskResult result) noexcept;
+  // A task's work run by the calling thread outside the queues (e.g. a
+  // collective step run by the thread waiting for it): "cat": "inline".
+  void RecordInline(const Task& task, int core, int64_t start_ns,
+                    int64_t end_ns) noexcept;
 
   int64_t recorded() const;
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
@@ -48,10 +61,13 @@ class Tracer {
     int64_t start_ns;
     int64_t end_ns;  // == start_ns for instant events
     const char* name;
-    int node;
+    int64_t id;  // TaskOptions::trace_id
+    int node;    // -1 for inline runs
     int core;
-    uint8_t kind;  // 0 submit, 1 run
+    uint8_t kind;  // 0 submit, 1 run, 2 inline run
     uint8_t result;
+    uint8_t role;  // ThreadRole
+    int32_t os_tid;
   };
   struct Buffer {
     std::vector<Event> events;

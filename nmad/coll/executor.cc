@@ -32,6 +32,7 @@ void Operation::Quiesce() noexcept {
   // task finished, or a request its completion: wait for those few
   // instructions before the memory goes.
   if (!prepared_) return;
+  while (runner_busy_.load(std::memory_order_acquire)) sched_yield();
   const uint32_t n = static_cast<uint32_t>(prepared_->schedule.steps.size());
   for (uint32_t i = 0; i < n; ++i) {
     StepState& st = steps_[i];
@@ -54,7 +55,8 @@ uint8_t* Operation::Resolve(const BufRef& ref) const noexcept {
 
 std::shared_ptr<const PreparedSchedule> Prepare(Schedule schedule,
                                                 int comm_size,
-                                                std::string* error) {
+                                                std::string* error,
+                                                int split_s) {
   auto p = std::make_shared<PreparedSchedule>();
   p->schedule = std::move(schedule);
   const Schedule& sc = p->schedule;
@@ -102,6 +104,12 @@ std::shared_ptr<const PreparedSchedule> Prepare(Schedule schedule,
                              p->dependents_at.end() - 1);
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t d : sc.steps[i].deps) p->dependents[fill[d]++] = i;
+  if (split_s >= 0) {
+    p->split_s = split_s;
+    p->places = SplitPlaces(sc, split_s);
+    for (StepPlace pl : p->places)
+      if (pl == StepPlace::kAppStart) ++p->app_start_steps;
+  }
   return p;
 }
 
@@ -175,34 +183,63 @@ Status Operation::Start(const CommView& comm,
     tmp_[i] = tmp_storage_.get() + prepared_->tmp_offsets[i];
 
   steps_.reset(new StepState[n]);
-  const topology::CpuSet& cpus = comm.core->task_cpuset();
+  const bool split = prepared_->split_s >= 0;
+  const topology::CpuSet& cpus =
+      split && comm.comm_cpus != nullptr && !comm.comm_cpus->Empty()
+          ? *comm.comm_cpus
+          : comm.core->task_cpuset();
   for (uint32_t i = 0; i < n; ++i) {
     StepState& st = steps_[i];
     st.op = this;
     st.index = i;
     st.remaining.store(static_cast<uint32_t>(sc.steps[i].deps.size()),
                        std::memory_order_relaxed);
-    st.task.Init(&Operation::RunStep, &st, cpus, {.name = "coll.step"});
+    st.task.Init(&Operation::RunStep, &st, cpus,
+                 {.name = StepTraceName(sc.steps[i]), .trace_id = i});
     st.req.set_completion(&Operation::OnRequestDone, &st);
   }
   // A caller that waits at once (a blocking collective) runs the steps
   // itself from the start; others go to the engine until someone waits.
   waiter_.store(caller_waits, std::memory_order_relaxed);
-  runner_claimed_.store(false, std::memory_order_relaxed);
+  runner_busy_.store(false, std::memory_order_relaxed);
   has_ready_.store(false, std::memory_order_relaxed);
+  has_start_ready_.store(false, std::memory_order_relaxed);
+  app_start_left_.store(prepared_->app_start_steps, std::memory_order_relaxed);
   ready_.clear();
   ready_.reserve(n);
+  start_ready_.clear();
+  start_ready_.reserve(n);
   running_.clear();
   running_.reserve(n);
   left_.store(n + 1, std::memory_order_relaxed);  // +1: held by Start
   started_.store(true, std::memory_order_release);
   for (uint32_t i : prepared_->roots) Launch(steps_[i]);
+  // The application's share of an all-to-one split runs here, before the
+  // call returns.
+  if (prepared_->app_start_steps > 0) RunStart();
   // Release Start's hold: an empty schedule completes here.
   if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     if (on_done_) on_done_(*this, done_arg_);
     done_.store(true, std::memory_order_release);
   }
   return Status::kOk;
+}
+
+void Operation::RunStart() noexcept {
+  uint32_t idle = 0;
+  const uint32_t yield_after = comm_.core->idle_passes_before_yield();
+  while (app_start_left_.load(std::memory_order_acquire) > 0) {
+    int n = 0;
+    if (has_start_ready_.load(std::memory_order_acquire) && RunReady(true))
+      n = 1;
+    n += comm_.core->Progress();
+    if (n > 0) {
+      idle = 0;
+    } else if (++idle >= yield_after) {
+      idle = 0;
+      sched_yield();
+    }
+  }
 }
 
 void Operation::Fail(Status s, std::string what) noexcept {
@@ -214,7 +251,20 @@ void Operation::Fail(Status s, std::string what) noexcept {
 }
 
 void Operation::Launch(StepState& st) noexcept {
-  if (waiter_.load(std::memory_order_acquire)) {
+  if (prepared_->split_s >= 0) {
+    const StepPlace place = prepared_->places[st.index];
+    if (place != StepPlace::kComm) {
+      std::lock_guard<queues::SpinLock> lock(ready_mu_);
+      if (place == StepPlace::kAppStart) {
+        start_ready_.push_back(st.index);
+        has_start_ready_.store(true, std::memory_order_release);
+      } else {
+        ready_.push_back(st.index);
+        has_ready_.store(true, std::memory_order_release);
+      }
+      return;
+    }
+  } else if (waiter_.load(std::memory_order_acquire)) {
     // A thread waits for this operation: it runs the step (no queueing).
     std::lock_guard<queues::SpinLock> lock(ready_mu_);
     ready_.push_back(st.index);
@@ -231,6 +281,9 @@ void Operation::Launch(StepState& st) noexcept {
 
 void Operation::StepDone(StepState& st) noexcept {
   const uint32_t i = st.index;
+  if (prepared_->split_s >= 0 &&
+      prepared_->places[i] == StepPlace::kAppStart)
+    app_start_left_.fetch_sub(1, std::memory_order_acq_rel);
   const auto& at = prepared_->dependents_at;
   for (uint32_t k = at[i]; k < at[i + 1]; ++k) {
     StepState& d = steps_[prepared_->dependents[k]];
@@ -313,35 +366,43 @@ TaskResult Operation::RunStep(void* arg) noexcept {
 
 bool Operation::Test() noexcept {
   if (done()) return true;
+  if (has_ready_.load(std::memory_order_acquire)) (void)RunReady(false);
   (void)comm_.core->Progress();  // also polls the engine every few passes
   return done();
 }
 
-void Operation::RunReady() noexcept {
+bool Operation::RunReady(bool start_steps) noexcept {
+  if (runner_busy_.exchange(true, std::memory_order_acquire)) return false;
   {
     std::lock_guard<queues::SpinLock> lock(ready_mu_);
-    running_.swap(ready_);
-    has_ready_.store(false, std::memory_order_relaxed);
+    if (start_steps) {
+      running_.swap(start_ready_);
+      has_start_ready_.store(false, std::memory_order_relaxed);
+    } else {
+      running_.swap(ready_);
+      has_ready_.store(false, std::memory_order_relaxed);
+    }
   }
-  for (uint32_t i : running_) (void)RunStep(&steps_[i]);
+  engine::Engine& engine = comm_.core->engine();
+  const bool tracing = engine.tracing();
+  for (uint32_t i : running_) {
+    const int64_t t0 = tracing ? engine::Tracer::NowNs() : 0;
+    (void)RunStep(&steps_[i]);
+    if (tracing) engine.TraceInline(steps_[i].task, t0, engine::Tracer::NowNs());
+  }
   running_.clear();
+  runner_busy_.store(false, std::memory_order_release);
+  return true;
 }
 
 Status Operation::Wait() noexcept {
   if (!started_.load(std::memory_order_acquire)) return Status::kInvalidArgument;
-  // Only one thread may run steps from the ready list at a time: the first
-  // waiter. Another thread waiting on the same operation just progresses.
-  const bool runner =
-      !runner_claimed_.exchange(true, std::memory_order_acq_rel);
   waiter_.store(true, std::memory_order_release);
   uint32_t idle = 0;
   const uint32_t yield_after = comm_.core->idle_passes_before_yield();
   while (!done()) {
     int n = 0;
-    if (runner && has_ready_.load(std::memory_order_acquire)) {
-      RunReady();
-      n = 1;
-    }
+    if (has_ready_.load(std::memory_order_acquire) && RunReady(false)) n = 1;
     n += comm_.core->Progress();
     if (n > 0) {
       idle = 0;

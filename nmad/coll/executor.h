@@ -36,6 +36,7 @@
 #include "engine/status.h"
 #include "engine/task.h"
 #include "nmad/coll/schedule.h"
+#include "nmad/coll/split.h"
 #include "nmad/core.h"
 #include "queues/spin_lock.h"
 
@@ -56,6 +57,10 @@ struct CommView {
   Session* session = nullptr;     // the communicator's collective session
   const int* world_ranks = nullptr;  // comm rank -> session (job) rank
   int size = 0;
+  // Split schedules: the cores of the kComm steps (the rank's progress
+  // cores, engine::Engine::progress_cpuset()); null or empty = the Core's
+  // task cpuset, as for unsplit schedules.
+  const topology::CpuSet* comm_cpus = nullptr;
 };
 
 // Collective tags on a session: bit 30 tells blocking from nonblocking
@@ -74,14 +79,21 @@ struct PreparedSchedule {
   std::vector<uint64_t> tmp_offsets;
   uint64_t tmp_total = 0;
   bool has_reduce = false;
+  // Split-tree (split.h): split_s >= 0 gives every step a place; -1 = not
+  // split (every step is an engine task until someone waits).
+  int split_s = -1;
+  std::vector<StepPlace> places;
+  uint32_t app_start_steps = 0;  // steps placed kAppStart
 };
 
 // Checks `schedule` for a communicator of `comm_size` ranks (peers, tags,
-// buffers, dependencies on earlier steps only) and indexes it. Null, with
-// *error saying what is wrong, for a malformed schedule.
+// buffers, dependencies on earlier steps only) and indexes it; with
+// split_s >= 0, places its steps with SplitPlaces(schedule, split_s). Null,
+// with *error saying what is wrong, for a malformed schedule.
 std::shared_ptr<const PreparedSchedule> Prepare(Schedule schedule,
                                                 int comm_size,
-                                                std::string* error);
+                                                std::string* error,
+                                                int split_s = -1);
 
 class Operation {
  public:
@@ -104,6 +116,13 @@ class Operation {
   // The same with a prepared schedule. `caller_waits`: the caller calls
   // Wait() next (a blocking collective), so the steps are run by the
   // waiting thread from the start instead of being queued in the engine.
+  //
+  // A split schedule (prepared with split_s >= 0) runs by place: kComm
+  // steps are always engine tasks on comm.comm_cpus (a waiting thread does
+  // not take them), kAppStart steps are run by the calling thread before
+  // Start returns (Start blocks until they are all done: the paper's
+  // "blocking point-to-point before the schedule is handed over"), and
+  // kAppWait steps only by a thread in Wait() or Test().
   engine::Status Start(const CommView& comm,
                        std::shared_ptr<const PreparedSchedule> prepared,
                        const void* send_buf, void* recv_buf,
@@ -126,8 +145,10 @@ class Operation {
   // become ready are run by the waiting thread itself (explicit polling, the
   // first of the engine's triggers) instead of going through the engine's
   // queues; steps already queued still run wherever the engine runs them.
+  // (Split schedules: only the kAppWait steps, see Start.)
   engine::Status Wait() noexcept;
-  // One progress pass; true when done.
+  // One progress pass (running the ready kAppWait steps of a split
+  // schedule); true when done.
   bool Test() noexcept;
 
   // Number of step tasks run, for tests.
@@ -145,7 +166,10 @@ class Operation {
     bool posted = false;                 // req was started
   };
   void Quiesce() noexcept;
-  void RunReady() noexcept;
+  // Runs the steps of ready_ (or start_ready_) in the calling thread; one
+  // thread at a time (a try-lock), false if another thread holds it.
+  bool RunReady(bool start_steps) noexcept;
+  void RunStart() noexcept;
   static engine::TaskResult RunStep(void* arg) noexcept;
   static void OnRequestDone(Request& req, engine::Status s,
                             void* arg) noexcept;
@@ -172,13 +196,18 @@ class Operation {
   std::atomic<bool> done_{false};
   std::atomic<bool> started_{false};
   std::atomic<uint64_t> steps_run_{0};
-  // Steps made ready while a thread waits (see Wait), run by that thread.
+  // Steps made ready while a thread waits (see Wait), run by that thread;
+  // for split schedules, the kAppWait steps (ready_) and the kAppStart steps
+  // (start_ready_).
   std::atomic<bool> waiter_{false};
-  std::atomic<bool> runner_claimed_{false};
+  std::atomic<bool> runner_busy_{false};
   std::atomic<bool> has_ready_{false};
+  std::atomic<bool> has_start_ready_{false};
+  std::atomic<uint32_t> app_start_left_{0};
   queues::SpinLock ready_mu_;
-  std::vector<uint32_t> ready_;    // reserved at Start: no allocation
-  std::vector<uint32_t> running_;  // the waiter's copy
+  std::vector<uint32_t> ready_;        // reserved at Start: no allocation
+  std::vector<uint32_t> start_ready_;  // reserved at Start
+  std::vector<uint32_t> running_;      // the runner's copy
   engine::Status status_ = engine::Status::kOk;
   mutable std::mutex error_mu_;
   std::string error_;

@@ -59,8 +59,20 @@ struct BufRef {
   uint64_t len = 0;     // bytes
 };
 
+// Where a step sits in a tree collective (split-tree, nmad/coll/split.h):
+// kUp steps carry data towards the root (reduce, gather, the reduce half of
+// allreduce), kDown steps away from it (bcast, scatter, the bcast half).
+// Steps of other algorithms are kNone.
+enum class TreeFlow : uint8_t { kNone, kUp, kDown };
+
 struct Step {
   StepKind kind = StepKind::kCopy;
+  // Tree level from the leaves, 1 .. H(N), for binomial-tree steps: a
+  // message between ranks 2^(l-1) apart in the tree (relative ranks) is at
+  // level l; the reduce or copy that consumes or prepares it shares its
+  // level. 0 outside tree collectives. See nmad/coll/split.h.
+  uint8_t level = 0;
+  TreeFlow flow = TreeFlow::kNone;
   int peer = -1;      // send/recv: rank in the communicator
   uint32_t tag = 0;   // send/recv: step tag, <= kMaxStepTag
   BufRef src;         // send, reduce, copy

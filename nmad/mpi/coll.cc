@@ -168,6 +168,60 @@ void OnCollDone(coll::Operation& op, void* arg) noexcept {
     for (auto& f : r->on_complete) f();
 }
 
+// The split-tree algorithm of a collective (split.h): binomial trees, and
+// reduce + bcast for allreduce.
+coll::Algorithm TreeAlgorithm(coll::Collective c) {
+  return c == coll::Collective::kAllreduce ? coll::Algorithm::kReduceBcast
+                                           : coll::Algorithm::kBinomial;
+}
+
+}  // namespace
+
+int ResolveCommSplit(State& st, const Comm& comm, bool doubling) {
+  const int mode = comm.split.load(std::memory_order_relaxed);
+  if (mode == MPIX_SPLIT_OFF) return MPIX_SPLIT_OFF;
+  coll::SplitOptions o = st.split_options;
+  if (mode >= 0) {
+    o.automatic = false;
+    o.fixed_s = mode;
+  } else if (mode == MPIX_SPLIT_AUTO) {
+    o.automatic = true;
+  }
+  // P: the node's dedicated communication cores (RONDO_COMM_CORES, or the
+  // free cores numa/odd-even placement uses). Without any, the model has
+  // nowhere to fold the tree: auto keeps the unsplit algorithms.
+  const int p =
+      static_cast<int>(st.engine().node_placement().comm_cores.size());
+  if (o.automatic && p == 0) return MPIX_SPLIT_OFF;
+  coll::SplitTreeParams params;
+  params.n = comm.size;
+  params.nproc = comm.size + p;
+  params.op = doubling ? coll::SplitOp::kDoubling : coll::SplitOp::kConstant;
+  return coll::ResolveSplit(o, params);
+}
+
+namespace {
+
+// The split level of this call, or -1: only nonblocking bcast, reduce,
+// gather, scatter and allreduce split, and not when RONDO_COLL_<NAME>
+// forces another algorithm.
+int SplitLevel(State& st, const Comm& comm, coll::Collective c,
+               bool blocking) {
+  using C = coll::Collective;
+  if (blocking) return -1;
+  bool doubling = false;
+  switch (c) {
+    case C::kBcast: case C::kReduce: case C::kAllreduce: break;
+    case C::kGather: case C::kScatter: doubling = true; break;
+    default: return -1;
+  }
+  const coll::Algorithm forced = st.forced[static_cast<int>(c)];
+  if (forced != coll::Algorithm::kAuto && forced != TreeAlgorithm(c))
+    return -1;
+  const int s = ResolveCommSplit(st, comm, doubling);
+  return s >= 0 ? s : -1;
+}
+
 // Builds and starts the schedule; waits when blocking.
 int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
            const void* send, void* recv, coll::ReduceFn reduce,
@@ -178,12 +232,15 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   args.radix = st.radix;
   args.elem_size = reduce.fn ? reduce.elem_size : 1;
   const uint64_t seq = comm->coll_seq.fetch_add(1, std::memory_order_relaxed);
-  const coll::Algorithm forced = st.forced[static_cast<int>(args.collective)];
+  int split = SplitLevel(st, *comm, args.collective, blocking);
+  const coll::Algorithm forced =
+      split >= 0 ? TreeAlgorithm(args.collective)
+                 : st.forced[static_cast<int>(args.collective)];
   // Collectives without per-rank counts reuse their prepared schedule.
   const bool cacheable = args.counts.empty() && args.send_counts.empty();
   const ScheduleKey key{static_cast<int>(args.collective),
                         static_cast<int>(forced), args.root, args.bytes,
-                        args.elem_size, args.commutative};
+                        args.elem_size, args.commutative, split};
   std::shared_ptr<const coll::PreparedSchedule> prepared;
   if (cacheable) {
     std::lock_guard<std::mutex> lock(comm->schedules_mu);
@@ -204,10 +261,11 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
             std::string(coll::CollectiveName(args.collective)).c_str(),
             std::string(coll::AlgorithmName(forced)).c_str(), e.c_str());
       sched = {};
+      split = -1;
       e = coll::Build(coll::Algorithm::kAuto, args, &sched);
     }
     if (!e.empty()) return RaiseError(comm.get(), MPI_ERR_ARG, fn, e);
-    prepared = coll::Prepare(std::move(sched), comm->size, &e);
+    prepared = coll::Prepare(std::move(sched), comm->size, &e, split);
     if (!prepared) return RaiseError(comm.get(), MPI_ERR_INTERN, fn, e);
     if (cacheable) {
       std::lock_guard<std::mutex> lock(comm->schedules_mu);
@@ -220,7 +278,7 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   r->fn = fn;
   r->op = std::make_unique<coll::Operation>();
   coll::CommView view{&st.core(), comm->coll, comm->world.data(),
-                      comm->size};
+                      comm->size, &st.engine().progress_cpuset()};
   Status s = r->op->Start(view, std::move(prepared), send, recv,
                           coll::TagBase(seq, blocking), reduce, &OnCollDone,
                           r.get(), /*caller_waits=*/blocking);
@@ -907,6 +965,25 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 using rondo::nmad::coll::Collective;
 
 extern "C" {
+
+int MPIX_Comm_set_split(MPI_Comm comm, int s) {
+  RONDO_MPI_ENTER_COMM("MPIX_Comm_set_split", comm);
+  if (s < MPIX_SPLIT_DEFAULT || s > rondo::nmad::coll::kMaxFixedSplit)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "s = " + std::to_string(s) +
+                          " is not allowed: expected MPIX_SPLIT_DEFAULT (-3), "
+                          "MPIX_SPLIT_OFF (-2), MPIX_SPLIT_AUTO (-1) or a "
+                          "level from 0 to 31");
+  c->split.store(s, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+int MPIX_Comm_get_split(MPI_Comm comm, int doubling, int* s) {
+  RONDO_MPI_ENTER_COMM("MPIX_Comm_get_split", comm);
+  if (s == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "s is NULL");
+  *s = ResolveCommSplit(*st, *c, doubling != 0);
+  return MPI_SUCCESS;
+}
 
 int MPI_Barrier(MPI_Comm comm) {
   return Barrier(comm, true, nullptr, "MPI_Barrier");

@@ -195,6 +195,13 @@ State::State() {
     radix = static_cast<int>(r);
   }
 
+  split_options = coll::SplitOptionsFromEnv();  // throws on a bad value
+  // With dedicated communication cores the application thread stays on its
+  // own core, away from the progress threads (the paper's placement).
+  if (!engine_->options().comm_cores.empty() &&
+      engine_->options().bind_threads)
+    engine_->BindCurrentThread(engine_->app_core());
+
   // MPI_COMM_WORLD and MPI_COMM_SELF.
   std::vector<int> all(world_size());
   for (int i = 0; i < world_size(); ++i) all[i] = i;

@@ -92,6 +92,8 @@ uint32_t Builder::AddStep(Step step, const std::vector<BufRef>& reads,
                           const BufRef* write,
                           const std::vector<uint32_t>& after) {
   const uint32_t index = static_cast<uint32_t>(out_->steps.size());
+  step.flow = flow_;
+  step.level = level_;
   std::vector<uint32_t>& deps = step.deps;
   for (uint32_t d : after) {
     if (d != kNoStep) deps.push_back(d);

@@ -63,6 +63,12 @@ class Builder {
   // before): accesses to both are tracked in one address space.
   void AssumeAlias(int64_t buf0_minus_buf1);
   void KeepEmptyMessages() { keep_empty_ = true; }
+  // Tree annotations (Step::flow, Step::level) given to the steps added
+  // from now on; (kNone, 0) outside trees.
+  void SetTree(TreeFlow flow, int level) {
+    flow_ = flow;
+    level_ = static_cast<uint8_t>(level);
+  }
 
   // A new temporary buffer of `bytes`.
   uint16_t Tmp(uint64_t bytes) { return out_->AddTmp(bytes); }
@@ -110,6 +116,8 @@ class Builder {
   bool alias_ = false;
   int64_t alias_delta_ = 0;
   bool keep_empty_ = false;
+  TreeFlow flow_ = TreeFlow::kNone;
+  uint8_t level_ = 0;
   std::vector<Space> spaces_;  // by buffer index (buffer 0 may map to 1)
   std::unordered_map<uint64_t, uint32_t> last_message_;  // (kind,peer,tag)
 };

@@ -74,6 +74,34 @@ struct Slots {
   uint16_t buf;
 };
 
+// Tree level (from the leaves, 1-based) of an edge between relative ranks
+// `distance` apart in a k-nomial tree: the edge j * radix^e is at level e+1.
+int EdgeLevel(int64_t distance, int radix) {
+  int level = 1;
+  for (int64_t m = radix; m <= distance; m *= radix) ++level;
+  return level;
+}
+
+// Levels of a k-nomial tree over n ranks: ceil(log_radix n).
+int TreeLevels(int64_t n, int radix) {
+  int levels = 0;
+  for (int64_t m = 1; m < n; m *= radix) ++levels;
+  return levels;
+}
+
+// Annotates the steps added while it lives with a tree flow and level
+// (Builder::SetTree), and stops annotating when it goes out of scope.
+class TreeScope {
+ public:
+  TreeScope(Builder& b, TreeFlow flow) : b_(b), flow_(flow) {}
+  ~TreeScope() { b_.SetTree(TreeFlow::kNone, 0); }
+  void Level(int level) { b_.SetTree(flow_, level); }
+
+ private:
+  Builder& b_;
+  TreeFlow flow_;
+};
+
 uint64_t ChainSegment(uint64_t segment, uint64_t len) {
   // segment 0: the whole message as one segment.
   return segment == 0 ? std::max<uint64_t>(len, 1) : segment;
@@ -168,9 +196,17 @@ void BarrierRecursiveDoubling(Builder& b) {
 
 void BcastKnomial(Builder& b, const Plan& p, int radix, const BufRef& data) {
   const int n = b.size();
-  const TreeNode t = KnomialNode(Rel(b.rank(), p.root, n), n, radix);
-  if (t.parent >= 0) b.Recv(Abs(t.parent, p.root, n), 0, data);
-  for (const auto& c : t.children) b.Send(Abs(c.node, p.root, n), 0, data);
+  const int64_t v = Rel(b.rank(), p.root, n);
+  const TreeNode t = KnomialNode(v, n, radix);
+  TreeScope tree(b, TreeFlow::kDown);
+  if (t.parent >= 0) {
+    tree.Level(EdgeLevel(v - t.parent, radix));
+    b.Recv(Abs(t.parent, p.root, n), 0, data);
+  }
+  for (const auto& c : t.children) {
+    tree.Level(EdgeLevel(c.node - v, radix));
+    b.Send(Abs(c.node, p.root, n), 0, data);
+  }
 }
 
 void BcastLinear(Builder& b, const Plan& p, const BufRef& data) {
@@ -209,8 +245,11 @@ void ReduceKnomial(Builder& b, const Plan& p, int radix, const BufRef& in,
   // Commutative: a tree rooted at the root. Otherwise a tree of absolute
   // ranks rooted at 0, whose result hops to the root.
   const int top = p.commutative ? root : 0;
-  const TreeNode t = KnomialNode(Rel(r, top, n), n, radix);
+  const int64_t v = Rel(r, top, n);
+  const TreeNode t = KnomialNode(v, n, radix);
   const bool is_top = t.parent < 0;
+  TreeScope tree(b, TreeFlow::kUp);
+  const int height = TreeLevels(n, radix);
   // Children combine from the smallest level up, in rank order: the
   // accumulator covers [v, v + m) and child j at level m covers the next
   // consecutive ranks, so acc = acc op child keeps the order. Lower levels
@@ -227,20 +266,29 @@ void ReduceKnomial(Builder& b, const Plan& p, int radix, const BufRef& in,
     const bool into_out =
         is_top && r == root && i + 1 == order.size() && !acc_is_in;
     const BufRef dst = into_out ? out : pool.Get();
+    tree.Level(EdgeLevel(order[i].node - v, radix));
     b.Recv(Abs(order[i].node, top, n), tag, dst);
     b.Reduce(acc, dst);  // dst = acc op child
     if (!acc_is_in) pool.Put(acc);
     acc = dst;
     acc_is_in = false;
   }
+  // The result's copy into `out` and the extra hop from the top (rank 0) to
+  // a root that is not the top belong to the last level.
   if (!is_top) {
+    tree.Level(EdgeLevel(v - t.parent, radix));
     b.Send(Abs(t.parent, top, n), tag, acc);
   } else if (r == root) {
+    tree.Level(height);
     b.Copy(acc, out);
   } else {
+    tree.Level(height);
     b.Send(root, tag + 1, acc);
   }
-  if (r == root && !is_top) b.Recv(top, tag + 1, out);
+  if (r == root && !is_top) {
+    tree.Level(height);
+    b.Recv(top, tag + 1, out);
+  }
 }
 
 void ReduceChain(Builder& b, const Plan& p, uint64_t segment,
@@ -291,11 +339,14 @@ void GatherBinomial(Builder& b, const Plan& p) {
   const BufRef in = Ref(kSendBuf, 0, B);
   const TreeNode t = KnomialNode(Rel(r, root, n), n, 2);
   const int64_t v = Rel(r, root, n);
+  TreeScope tree(b, TreeFlow::kUp);
+  tree.Level(1);
   if (r == root) {
     b.Copy(in, Ref(kRecvBuf, uint64_t(root) * B, B));
     for (const auto& c : t.children) {
       const int first = Abs(c.node, root, n);
       const uint64_t len = uint64_t(c.span) * B;
+      tree.Level(EdgeLevel(c.node, 2));
       if (first + c.span <= n) {  // the subtree's blocks are contiguous
         b.Recv(first, 0, Ref(kRecvBuf, uint64_t(first) * B, len));
         continue;
@@ -309,7 +360,9 @@ void GatherBinomial(Builder& b, const Plan& p) {
     return;
   }
   const int parent = Abs(t.parent, root, n);
+  const int up = EdgeLevel(v - t.parent, 2);
   if (t.children.empty()) {
+    tree.Level(up);
     b.Send(parent, 0, in);
     return;
   }
@@ -317,9 +370,11 @@ void GatherBinomial(Builder& b, const Plan& p) {
   const uint16_t w = b.Tmp(uint64_t(t.span) * B);
   b.Copy(in, Ref(w, 0, B));
   for (const auto& c : t.children) {
+    tree.Level(EdgeLevel(c.node - v, 2));
     b.Recv(Abs(c.node, root, n), 0,
            Ref(w, uint64_t(c.node - v) * B, uint64_t(c.span) * B));
   }
+  tree.Level(up);
   b.Send(parent, 0, Ref(w, 0, uint64_t(t.span) * B));
 }
 
@@ -344,10 +399,12 @@ void ScatterBinomial(Builder& b, const Plan& p) {
   const BufRef out = Ref(kRecvBuf, 0, B);
   const TreeNode t = KnomialNode(Rel(r, root, n), n, 2);
   const int64_t v = Rel(r, root, n);
+  TreeScope tree(b, TreeFlow::kDown);
   if (r == root) {
     for (const auto& c : t.children) {
       const int first = Abs(c.node, root, n);
       const uint64_t len = uint64_t(c.span) * B;
+      tree.Level(EdgeLevel(c.node, 2));
       if (first + c.span <= n) {
         b.Send(first, 0, Ref(kSendBuf, uint64_t(first) * B, len));
         continue;
@@ -358,10 +415,12 @@ void ScatterBinomial(Builder& b, const Plan& p) {
       b.Copy(Ref(kSendBuf, 0, len - head), Ref(tmp, head, len - head));
       b.Send(first, 0, Ref(tmp, 0, len));
     }
+    tree.Level(1);
     b.Copy(Ref(kSendBuf, uint64_t(root) * B, B), out);
     return;
   }
   const int parent = Abs(t.parent, root, n);
+  tree.Level(EdgeLevel(v - t.parent, 2));
   if (t.children.empty()) {
     b.Recv(parent, 0, out);
     return;
@@ -369,9 +428,11 @@ void ScatterBinomial(Builder& b, const Plan& p) {
   const uint16_t w = b.Tmp(uint64_t(t.span) * B);
   b.Recv(parent, 0, Ref(w, 0, uint64_t(t.span) * B));
   for (const auto& c : t.children) {
+    tree.Level(EdgeLevel(c.node - v, 2));
     b.Send(Abs(c.node, root, n), 0,
            Ref(w, uint64_t(c.node - v) * B, uint64_t(c.span) * B));
   }
+  tree.Level(1);
   b.Copy(Ref(w, 0, B), out);
 }
 

@@ -558,6 +558,26 @@ int MPI_Win_free(MPI_Win* win);
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int MPI_Free_mem(void* base);
 
+/* ---- Rondo extensions: split-tree collectives (docs/mpi.md) ----
+ * The nonblocking bcast, reduce, gather, scatter and allreduce of a
+ * communicator may run as split binomial trees: tree levels 1..S on the
+ * application thread (inside the call for reduce/gather, inside
+ * MPI_Wait/MPI_Test for bcast/scatter), the others on the progress threads
+ * of the communication cores. Blocking collectives are never split. */
+#define MPIX_SPLIT_DEFAULT (-3) /* follow RONDO_SPLIT_S (default auto) */
+#define MPIX_SPLIT_OFF (-2)     /* no split: the default algorithms */
+#define MPIX_SPLIT_AUTO (-1)    /* S from the model when the node has
+                                   dedicated communication cores, else off */
+/* s: MPIX_SPLIT_DEFAULT, MPIX_SPLIT_OFF, MPIX_SPLIT_AUTO or a level 0..31
+ * (0: the whole tree on the communication cores). Local to the calling
+ * process: every rank of the communicator must set the same value. */
+int MPIX_Comm_set_split(MPI_Comm comm, int s);
+/* The level S the next nonblocking collective on comm will use, for
+ * constant-size trees (bcast, reduce, allreduce; doubling = 0) or
+ * size-doubling ones (gather, scatter; doubling = 1); MPIX_SPLIT_OFF when it
+ * will not be split. */
+int MPIX_Comm_get_split(MPI_Comm comm, int doubling, int* s);
+
 #ifdef __cplusplus
 }
 #endif

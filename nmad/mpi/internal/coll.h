@@ -14,6 +14,13 @@ namespace rondo::nmad::mpi {
 int InternalAllgather(State& st, const CommPtr& comm, const void* send,
                       void* recv, size_t bytes, const char* fn);
 
+// The split-tree level (nmad/coll/split.h) the next nonblocking tree
+// collective on `comm` will use, constant-size (bcast, reduce, allreduce) or
+// size-doubling (gather, scatter); MPIX_SPLIT_OFF when it is not split.
+// Auto mode: the model's S with N = comm.size and P = the node's dedicated
+// communication cores; off when P = 0.
+int ResolveCommSplit(State& st, const Comm& comm, bool doubling);
+
 }  // namespace rondo::nmad::mpi
 
 #endif  // RONDO_NMAD_MPI_INTERNAL_COLL_H_

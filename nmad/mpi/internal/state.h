@@ -34,6 +34,7 @@
 #include "engine/engine.h"
 #include "nmad/coll/algorithms.h"
 #include "nmad/coll/executor.h"
+#include "nmad/coll/splittree_model.h"
 #include "nmad/core.h"
 #include "nmad/mpi/datatype.h"
 #include "nmad/mpi/op.h"
@@ -62,6 +63,7 @@ struct ScheduleKey {
   uint64_t bytes = 0;
   uint64_t elem_size = 0;
   bool commutative = true;
+  int split = -1;  // split-tree level, -1 = not split
   bool operator==(const ScheduleKey&) const = default;
 };
 struct ScheduleKeyHash {
@@ -70,7 +72,7 @@ struct ScheduleKeyHash {
     h ^= (static_cast<uint64_t>(k.collective) << 48) ^
          (static_cast<uint64_t>(k.algorithm) << 40) ^
          (static_cast<uint64_t>(k.root) << 8) ^ k.elem_size * 31 ^
-         (k.commutative ? 1 : 0);
+         (k.commutative ? 1 : 0) ^ (static_cast<uint64_t>(k.split + 1) << 56);
     return static_cast<size_t>(h ^ (h >> 29));
   }
 };
@@ -88,6 +90,9 @@ struct Comm {
   std::atomic<uint64_t> coll_seq{0};   // one per collective call
   std::atomic<uint64_t> child_seq{0};  // one per communicator creation
   std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+  // MPIX_Comm_set_split: MPIX_SPLIT_DEFAULT (follow RONDO_SPLIT_S),
+  // MPIX_SPLIT_OFF, MPIX_SPLIT_AUTO or a fixed S >= 0.
+  std::atomic<int> split{MPIX_SPLIT_DEFAULT};
   // Prepared schedules of recent collectives (bounded; see coll.cc).
   std::mutex schedules_mu;
   std::unordered_map<ScheduleKey, std::shared_ptr<const coll::PreparedSchedule>,
@@ -232,6 +237,8 @@ class State {
   coll::Algorithm forced[coll::kNumCollectives] = {};
   uint64_t segment_bytes = 64 * 1024;
   int radix = 4;
+  // RONDO_SPLIT_S (auto|<int>), for the split-tree collectives.
+  coll::SplitOptions split_options;
 
   // MPI_Comm_create_group numbering, per (parent, tag, group).
   std::map<std::string, uint64_t> group_creations;
