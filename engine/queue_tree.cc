@@ -35,8 +35,14 @@ void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
   task.last_core_.store(core, std::memory_order_relaxed);
   task.runs_.store(task.runs_.load(std::memory_order_relaxed) + 1,
                    std::memory_order_relaxed);
-  if (tracer_ != nullptr) [[unlikely]]
-    tracer_->RecordRun(task, node, core, start_ns, Tracer::NowNs(), result);
+  if (tracer_ != nullptr) [[unlikely]] {
+    // Idle runs of repeat tasks (a poll that found nothing) are only
+    // counted: they would flood the trace.
+    if (result == TaskResult::kIdle)
+      tracer_->CountIdleRun();
+    else
+      tracer_->RecordRun(task, node, core, start_ns, Tracer::NowNs(), result);
+  }
   if (!task.options_.repeat || result == TaskResult::kDone) {
     ++worked;
     Finish(task, TaskState::kDone);

@@ -146,7 +146,8 @@ bool Tracer::Write(const std::string& path, std::string* error) const {
               {"displayTimeUnit", "ns"},
               {"otherData",
                {{"topology", topo_->source().ToString()},
-                {"dropped_events", dropped()}}}};
+                {"dropped_events", dropped()},
+                {"idle_runs", idle_runs()}}}};
   std::ofstream out(path);
   if (!out) {
     if (error) *error = "cannot open trace file '" + path + "' for writing";

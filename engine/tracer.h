@@ -1,5 +1,6 @@
 // Tracer: an optional timeline of task events (submit, run start and end,
-// core, queue level, task name) written as Chrome trace JSON, which Perfetto
+// core, queue level, task name, the thread's role; idle runs of repeat
+// tasks are only counted) written as Chrome trace JSON, which Perfetto
 // (ui.perfetto.dev) and chrome://tracing open: Rondo's version of the ViTE
 // traces of the split-tree paper. One timeline row per core.
 //
@@ -49,6 +50,14 @@ class Tracer {
   void RecordInline(const Task& task, int core, int64_t start_ns,
                     int64_t end_ns) noexcept;
 
+  // A run that returned kIdle: counted, not recorded.
+  void CountIdleRun() noexcept {
+    idle_runs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  int64_t idle_runs() const {
+    return idle_runs_.load(std::memory_order_relaxed);
+  }
+
   int64_t recorded() const;
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
@@ -81,6 +90,7 @@ class Tracer {
   int64_t origin_ns_;
   std::atomic<int64_t> reserved_{0};
   std::atomic<int64_t> dropped_{0};
+  std::atomic<int64_t> idle_runs_{0};
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Buffer>> buffers_;  // guarded by mu_
 };
