@@ -291,11 +291,35 @@ NodePlacement PlaceNode(const topology::Topology& topo,
       if (!is_comm.Test(c)) app_of_numa[m].push_back(c);
     if (!app_of_numa[m].empty()) numa_with_app.push_back(m);
   }
-  const int nn = static_cast<int>(numa_with_app.size());
+  // Ranks per NUMA node in proportion to its application cores (largest
+  // remainder, ties to the lower node), in rank order: a node never gets
+  // more ranks than application cores unless the whole node is
+  // oversubscribed.
+  int64_t total_app = 0;
+  for (int m : numa_with_app) total_app += app_of_numa[m].size();
+  std::vector<int64_t> quota(topo.NumNuma(), 0);
+  std::vector<std::pair<int64_t, int>> rest;  // (remainder, numa)
+  int64_t given = 0;
+  for (int m : numa_with_app) {
+    const int64_t w = static_cast<int64_t>(local_size) * app_of_numa[m].size();
+    quota[m] = w / total_app;
+    given += quota[m];
+    rest.push_back({w % total_app, m});
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; given < local_size; i = (i + 1) % rest.size()) {
+    ++quota[rest[i].second];
+    ++given;
+  }
   std::vector<int> numa_of_rank(local_size), index_in_numa(local_size);
   std::vector<int> ranks_in_numa(topo.NumNuma(), 0);
+  size_t next_numa = 0;
   for (int r = 0; r < local_size; ++r) {
-    const int m = numa_with_app[static_cast<int64_t>(r) * nn / local_size];
+    while (ranks_in_numa[numa_with_app[next_numa]] >=
+           quota[numa_with_app[next_numa]])
+      ++next_numa;
+    const int m = numa_with_app[next_numa];
     numa_of_rank[r] = m;
     index_in_numa[r] = ranks_in_numa[m]++;
   }

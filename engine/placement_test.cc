@@ -188,11 +188,13 @@ TEST_CASE("PlaceNode: several NUMA nodes, lists and oversubscription",
   NodePlacement l = PlaceNode(*topo, PlacementSpec::Parse("numa"),
                               CommCoresSpec::Parse("6-7"), 4);
   CHECK(l.comm_cores == std::vector<int>{6, 7});
-  CHECK(l.app_cores == std::vector<int>{0, 2, 4, 5});
+  // 4 + 2 application cores: 3 ranks on NUMA 0 (cores 0, 1, 2: spread
+  // over 4), 1 on NUMA 1 (core 4).
+  CHECK(l.app_cores == std::vector<int>{0, 1, 2, 4});
   CHECK(l.progress_cores[0] == std::vector<int>{6});  // rank 0 of 4: C[0]
   CHECK(l.progress_cores[1] == std::vector<int>{6});  // rank 1 of 4: C[0]
-  CHECK(l.progress_cores[2] == std::vector<int>{6});  // NUMA 1, i=0 of 2
-  CHECK(l.progress_cores[3] == std::vector<int>{7});  // NUMA 1, i=1 of 2
+  CHECK(l.progress_cores[2] == std::vector<int>{7});  // rank 2 of 4: C[1]
+  CHECK(l.progress_cores[3] == std::vector<int>{6});  // NUMA 1, i=0 of 1
   // More ranks than application cores wrap around (oversubscribed), as on
   // this 2-core machine with RONDO_COMM_CORES=1.
   auto two = Topology::Load("synthetic:numa:1 core:2 pu:1");
@@ -208,6 +210,32 @@ TEST_CASE("PlaceNode: several NUMA nodes, lists and oversubscription",
                               CommCoresSpec::Parse("cores:5"), 2),
                     Catch::Contains("asks for core 5"));
   CHECK_THROWS(PlaceNode(*two, PlacementSpec::Parse("numa"), {}, 0));
+}
+
+TEST_CASE("PlaceNode shares ranks out by application cores per NUMA node",
+          "[placement]") {
+  // 48 cores in 2 NUMA nodes, 23 communication cores (12 on node 0, 11 on
+  // node 1): 12 + 13 application cores for 25 ranks, so node 0 gets 12
+  // ranks and node 1 13, one per core (an even split by rank would put 13
+  // on node 0's 12 cores and leave one of node 1's free).
+  auto skl = Topology::Load("synthetic:numa:2 core:24 pu:1");
+  for (int p = 1; p < 48; ++p) {
+    const int n = 48 - p;
+    NodePlacement pl = PlaceNode(*skl, PlacementSpec::Parse("numa"),
+                                 CommCoresSpec{p, {}}, n);
+    std::vector<int> seen(48, 0);
+    for (int r = 0; r < n; ++r) {
+      INFO("P = " << p << " rank " << r);
+      CHECK(++seen[pl.app_cores[r]] == 1);  // one rank per core
+      for (int c : pl.comm_cores) CHECK(pl.app_cores[r] != c);
+      // The progress thread stays in the rank's NUMA node when that node
+      // has a communication core.
+      const int numa = skl->NumaOfCore(pl.app_cores[r]);
+      bool local = false;
+      for (int c : pl.comm_cores) local |= skl->NumaOfCore(c) == numa;
+      if (local) CHECK(skl->NumaOfCore(pl.progress_cores[r][0]) == numa);
+    }
+  }
 }
 
 }  // namespace
