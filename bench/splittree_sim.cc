@@ -40,6 +40,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/plot.h"
 #include "bench/report.h"
 #include "nmad/coll/foldsim.h"
 #include "nmad/coll/splittree_model.h"
@@ -69,62 +70,6 @@ struct Args {
   std::string plot_dir;
   bool quiet = false;
 };
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
-// `path` made absolute from the directory `bazel run` was started in.
-std::string UserPath(const std::string& path) {
-  if (path.empty() || path[0] == '/') return path;
-  std::string base = Env("BUILD_WORKING_DIRECTORY");
-  if (base.empty()) base = std::filesystem::current_path().string();
-  return (std::filesystem::path(base) / path).lexically_normal().string();
-}
-
-// bench/splittree_sim_plot.py in this binary's runfiles, else in the source
-// tree; "" if not found.
-std::string FindPlotScript(const char* argv0) {
-  const std::string rel = "bench/splittree_sim_plot.py";
-  std::vector<std::string> candidates;
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"})
-    if (!Env(var).empty()) candidates.push_back(Env(var) + "/rondo/" + rel);
-  if (argv0 != nullptr && *argv0 != '\0')
-    candidates.push_back(std::string(argv0) + ".runfiles/rondo/" + rel);
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n > 0) {
-    buf[n] = '\0';
-    candidates.push_back(std::string(buf) + ".runfiles/rondo/" + rel);
-  }
-  if (!Env("BUILD_WORKSPACE_DIRECTORY").empty())
-    candidates.push_back(Env("BUILD_WORKSPACE_DIRECTORY") + "/" + rel);
-  for (const auto& c : candidates)
-    if (std::filesystem::exists(c)) return c;
-  return "";
-}
-
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  return out + "'";
-}
-
-// A Python 3 that can import matplotlib: the one on PATH, else Debian's.
-std::string FindPythonWithMatplotlib() {
-  for (const char* py : {"python3", "/usr/bin/python3"}) {
-    const std::string cmd =
-        std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) return py;
-  }
-  return "";
-}
 
 // Measured-cost mode: this machine's single-thread memcpy bandwidth for
 // buffers of `bytes`, bytes per ns (median of repeated copies).
@@ -559,28 +504,9 @@ int Run(const char* argv0, const Args& a) {
     std::printf("wrote %s (%zu cases)\n", json_path.c_str(),
                 report.results().size());
   }
-  if (!plot_dir.empty()) {
-    const std::string script = FindPlotScript(argv0);
-    if (script.empty()) {
-      std::printf("splittree_sim: bench/splittree_sim_plot.py not found in "
-                  "the runfiles; no plots (run it with bazel run)\n");
-      return 0;
-    }
-    const std::string py = FindPythonWithMatplotlib();
-    if (py.empty()) {
-      std::printf("splittree_sim: matplotlib is not installed (Debian: "
-                  "apt-get install python3-matplotlib); no plots written\n");
-      return 0;
-    }
-    const std::string cmd = py + " " + ShellQuote(script) + " " +
-                            ShellQuote(json_path) + " " + ShellQuote(plot_dir);
-    std::fflush(stdout);
-    if (std::system(cmd.c_str()) != 0) {
-      std::fprintf(stderr, "splittree_sim: plotting failed: %s\n",
-                   cmd.c_str());
-      return 1;
-    }
-  }
+  if (!plot_dir.empty())
+    return RunPlotScript(argv0, "splittree_sim", "bench/splittree_sim_plot.py", json_path,
+                         plot_dir);
   return 0;
 }
 

@@ -225,13 +225,14 @@ Status Operation::Start(const CommView& comm,
   return Status::kOk;
 }
 
-void Operation::RunStart() noexcept {
+template <typename Finished>
+void Operation::ProgressUntil(bool start_steps, Finished finished) noexcept {
+  std::atomic<bool>& has = start_steps ? has_start_ready_ : has_ready_;
   uint32_t idle = 0;
   const uint32_t yield_after = comm_.core->idle_passes_before_yield();
-  while (app_start_left_.load(std::memory_order_acquire) > 0) {
+  while (!finished()) {
     int n = 0;
-    if (has_start_ready_.load(std::memory_order_acquire) && RunReady(true))
-      n = 1;
+    if (has.load(std::memory_order_acquire) && RunReady(start_steps)) n = 1;
     n += comm_.core->Progress();
     if (n > 0) {
       idle = 0;
@@ -240,6 +241,12 @@ void Operation::RunStart() noexcept {
       sched_yield();
     }
   }
+}
+
+void Operation::RunStart() noexcept {
+  ProgressUntil(true, [this] {
+    return app_start_left_.load(std::memory_order_acquire) == 0;
+  });
 }
 
 void Operation::Fail(Status s, std::string what) noexcept {
@@ -398,19 +405,7 @@ bool Operation::RunReady(bool start_steps) noexcept {
 Status Operation::Wait() noexcept {
   if (!started_.load(std::memory_order_acquire)) return Status::kInvalidArgument;
   waiter_.store(true, std::memory_order_release);
-  uint32_t idle = 0;
-  const uint32_t yield_after = comm_.core->idle_passes_before_yield();
-  while (!done()) {
-    int n = 0;
-    if (has_ready_.load(std::memory_order_acquire) && RunReady(false)) n = 1;
-    n += comm_.core->Progress();
-    if (n > 0) {
-      idle = 0;
-    } else if (++idle >= yield_after) {
-      idle = 0;
-      sched_yield();
-    }
-  }
+  ProgressUntil(false, [this] { return done(); });
   return status_;
 }
 

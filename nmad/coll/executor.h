@@ -169,6 +169,10 @@ class Operation {
   // Runs the steps of ready_ (or start_ready_) in the calling thread; one
   // thread at a time (a try-lock), false if another thread holds it.
   bool RunReady(bool start_steps) noexcept;
+  // Runs the ready steps of ready_ (or start_ready_) and progresses the
+  // core until finished() holds, yielding the core when idle.
+  template <typename Finished>
+  void ProgressUntil(bool start_steps, Finished finished) noexcept;
   void RunStart() noexcept;
   static engine::TaskResult RunStep(void* arg) noexcept;
   static void OnRequestDone(Request& req, engine::Status s,

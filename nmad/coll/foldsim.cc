@@ -39,20 +39,6 @@ std::string Num(double v) {
   return buf;
 }
 
-std::string_view KindName(StepKind k) {
-  switch (k) {
-    case StepKind::kSend:
-      return "send";
-    case StepKind::kRecv:
-      return "recv";
-    case StepKind::kReduce:
-      return "reduce";
-    case StepKind::kCopy:
-      return "copy";
-  }
-  return "?";
-}
-
 enum class ItemKind : uint8_t {
   kLocal,    // copy or reduce: CPU work in chunk slices
   kSendIn,   // two-copy send: copy chunks into the bounce buffer
@@ -681,7 +667,7 @@ class Simulator {
   std::string Describe(int r, int i) const {
     const Step& s = schedules_[r].steps[i];
     std::string d = "rank " + std::to_string(r) + " step " + std::to_string(i) +
-                    " " + std::string(KindName(s.kind));
+                    " " + std::string(StepKindName(s.kind));
     if (s.kind == StepKind::kSend) d += " to " + std::to_string(s.peer);
     if (s.kind == StepKind::kRecv) d += " from " + std::to_string(s.peer);
     if (s.kind == StepKind::kSend || s.kind == StepKind::kRecv)

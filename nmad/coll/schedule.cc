@@ -5,9 +5,7 @@
 #include <string>
 
 namespace rondo::nmad::coll {
-namespace {
-
-const char* KindName(StepKind kind) {
+const char* StepKindName(StepKind kind) {
   switch (kind) {
     case StepKind::kSend:
       return "send";
@@ -21,8 +19,10 @@ const char* KindName(StepKind kind) {
   return "?";
 }
 
+namespace {
+
 std::string StepPrefix(size_t i, const Step& s) {
-  return "step " + std::to_string(i) + " (" + KindName(s.kind) + "): ";
+  return "step " + std::to_string(i) + " (" + StepKindName(s.kind) + "): ";
 }
 
 }  // namespace

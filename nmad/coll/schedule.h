@@ -53,6 +53,9 @@ enum class StepKind : uint8_t {
   kCopy,    // dst = src (memmove; skipped when both are the same address)
 };
 
+// "send", "recv", "reduce", "copy".
+const char* StepKindName(StepKind kind);
+
 struct BufRef {
   uint16_t buf = kSendBuf;
   uint64_t offset = 0;  // bytes

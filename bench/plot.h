@@ -1,0 +1,25 @@
+// Helpers shared by the benchmarks that draw their figures with a Python
+// script (bench/*_plot.py, matplotlib from Debian's python3-matplotlib).
+#ifndef RONDO_BENCH_PLOT_H_
+#define RONDO_BENCH_PLOT_H_
+
+#include <string>
+
+namespace rondo::bench {
+
+// `path` made absolute from the directory `bazel run` was started in
+// (BUILD_WORKING_DIRECTORY), else from the current directory; "" stays "".
+std::string UserPath(const std::string& path);
+
+// Runs `script_rel` (a path in the workspace, e.g. "bench/splittree_plot.py",
+// found in this binary's runfiles or the source tree) with a python3 that
+// can import matplotlib, as `script JSON_PATH PLOT_DIR`. Without the script
+// or matplotlib it says so on stdout and returns 0 (plots are optional);
+// returns 1 when the script fails. `program` prefixes the messages.
+int RunPlotScript(const char* argv0, const std::string& program,
+                  const std::string& script_rel, const std::string& json_path,
+                  const std::string& plot_dir);
+
+}  // namespace rondo::bench
+
+#endif  // RONDO_BENCH_PLOT_H_
