@@ -150,6 +150,12 @@ class Operation {
   // One progress pass (running the ready kAppWait steps of a split
   // schedule); true when done.
   bool Test() noexcept;
+  // Runs the kAppWait steps of a split schedule that are ready, in the
+  // calling thread, without polling anything; true if it ran some. For
+  // callers that progress the core themselves (MPI_Waitall and friends).
+  bool RunReadyAppSteps() noexcept {
+    return has_ready_.load(std::memory_order_acquire) && RunReady(false);
+  }
 
   // Number of step tasks run, for tests.
   uint64_t steps_run() const noexcept {

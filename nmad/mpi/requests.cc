@@ -21,6 +21,9 @@ bool IsDone(const MpiRequest& r) {
     case MpiRequest::Kind::kRecv:
       return r.req.done();
     case MpiRequest::Kind::kColl:
+      // A split collective's last levels run on the thread that waits or
+      // tests (MPI_Waitall, MPI_Testany, ... all come through here).
+      (void)r.op->RunReadyAppSteps();
       return r.op->done();
     case MpiRequest::Kind::kDone:
       return true;

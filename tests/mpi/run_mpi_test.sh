@@ -12,6 +12,7 @@
 #                fatal: the launcher exits non-zero, the output (stdout and
 #                  stderr) contains EXPECT_TEXT, and no "<program>: ok (".
 #   EXPECT_TEXT  fixed string searched for with EXPECT=fatal.
+#   RUN_TIMEOUT  rondo-run's --timeout in seconds (default 120).
 # Everything else (RONDO_*, e.g. RONDO_PROGRESS, RONDO_COLL_<NAME>) is
 # inherited by the ranks. Prints the output; exits non-zero on failure.
 set -u
@@ -53,7 +54,7 @@ case $LAUNCHER in
     RUN=$(abs "$RONDO_RUN")
     [[ -x $RUN ]] || { echo "FAIL: rondo-run not found at $RUN"; exit 1; }
     unset RONDO_RUN  # not a setting of the ranks (they warn about it)
-    "$RUN" -n "$N" --timeout 120 "$PROG" "$@" >"$OUT" 2>"$ERR"
+    "$RUN" -n "$N" --timeout "${RUN_TIMEOUT:-120}" "$PROG" "$@" >"$OUT" 2>"$ERR"
     rc=$?
     ;;
   mpirun)

@@ -5,8 +5,8 @@
  * For each size k, the first k ranks form a communicator; for S = off and
  * S = 0 .. H(k) (MPIX_Comm_set_split), every root runs MPI_Ibcast,
  * MPI_Ireduce (a sum, and a non-commutative user op: composition of affine
- * maps, which checks the rank order), MPI_Igather and MPI_Iscatter, and each
- * S runs MPI_Iallreduce; every result is compared with a reference computed
+ * maps, which checks the rank order), MPI_Igather and MPI_Iscatter, all five
+ * outstanding at once, and each S runs MPI_Iallreduce; every result is compared with a reference computed
  * locally. Between the call and MPI_Wait the ranks compute without MPI
  * calls, so levels placed in MPI_Wait really run there.
  *
@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   MPI_Op op_compose;
   MPI_Op_create(compose, 0, &op_compose);
 
-  int buf[COUNT], red[COUNT], all[COUNT];
+  int buf[COUNT], in[COUNT], red[COUNT], all[COUNT], gin[COUNT], sout[COUNT];
+  uint32_t mine[2 * COUNT], out[2 * COUNT];
   int* gathered = malloc(sizeof(int) * COUNT * world);
   int* scatter_src = malloc(sizeof(int) * COUNT * world);
   const int big_count = 64 * 1024;
@@ -109,41 +110,43 @@ int main(int argc, char** argv) {
       check_ll("MPIX_Comm_get_split doubling", set, got_d);
 
       for (int root = 0; root < k; ++root) {
-        MPI_Request req;
+        /* The five collectives of a root are outstanding together (posted
+         * in the same order on every rank), then completed by Waitall. */
+        MPI_Request reqs[5];
         chk_context("size %d S %d root %d", k, s, root);
-        /* Ibcast */
-        for (int i = 0; i < COUNT; ++i)
-          buf[i] = rank == root ? value(root, root, i) : -1;
-        MPI_Ibcast(buf, COUNT, MPI_INT, root, sub, &req);
-        compute(2000);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        for (int i = 0; i < COUNT; ++i)
-          check_ll("Ibcast", value(root, root, i), buf[i]);
-
-        /* Ireduce, sum */
         for (int i = 0; i < COUNT; ++i) {
-          buf[i] = value(rank, root, i);
+          buf[i] = rank == root ? value(root, root, i) : -1;
+          in[i] = value(rank, root, i);
           red[i] = -1;
+          gin[i] = value(rank, root, i);
+          sout[i] = -1;
+          affine_of(rank, i, &mine[2 * i]);
         }
-        MPI_Ireduce(buf, red, COUNT, MPI_INT, MPI_SUM, root, sub, &req);
-        compute(2000);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        memset(out, 0, sizeof out);
+        for (int i = 0; i < COUNT * k; ++i) gathered[i] = -1;
         if (rank == root)
+          for (int r = 0; r < k; ++r)
+            for (int i = 0; i < COUNT; ++i)
+              scatter_src[r * COUNT + i] = value(r, root, i) + 7;
+        MPI_Ibcast(buf, COUNT, MPI_INT, root, sub, &reqs[0]);
+        MPI_Ireduce(in, red, COUNT, MPI_INT, MPI_SUM, root, sub, &reqs[1]);
+        MPI_Ireduce(mine, out, COUNT, affine, op_compose, root, sub, &reqs[2]);
+        MPI_Igather(gin, COUNT, MPI_INT, gathered, COUNT, MPI_INT, root, sub,
+                    &reqs[3]);
+        MPI_Iscatter(scatter_src, COUNT, MPI_INT, sout, COUNT, MPI_INT, root,
+                     sub, &reqs[4]);
+        compute(2000);
+        MPI_Waitall(5, reqs, MPI_STATUSES_IGNORE);
+
+        for (int i = 0; i < COUNT; ++i) {
+          check_ll("Ibcast", value(root, root, i), buf[i]);
+          check_ll("Iscatter", value(rank, root, i) + 7, sout[i]);
+        }
+        if (rank == root) {
           for (int i = 0; i < COUNT; ++i) {
             long long want = 0;
             for (int r = 0; r < k; ++r) want += value(r, root, i);
             check_ll("Ireduce sum", want, red[i]);
-          }
-
-        /* Ireduce, non-commutative */
-        uint32_t mine[2 * COUNT], out[2 * COUNT];
-        for (int i = 0; i < COUNT; ++i) affine_of(rank, i, &mine[2 * i]);
-        memset(out, 0, sizeof out);
-        MPI_Ireduce(mine, out, COUNT, affine, op_compose, root, sub, &req);
-        compute(2000);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        if (rank == root)
-          for (int i = 0; i < COUNT; ++i) {
             uint32_t acc[2];
             affine_of(k - 1, i, acc);
             for (int r = k - 2; r >= 0; --r) {
@@ -155,31 +158,10 @@ int main(int argc, char** argv) {
             check_ll("Ireduce non-commutative a", acc[0], out[2 * i]);
             check_ll("Ireduce non-commutative b", acc[1], out[2 * i + 1]);
           }
-
-        /* Igather */
-        for (int i = 0; i < COUNT; ++i) buf[i] = value(rank, root, i);
-        for (int i = 0; i < COUNT * k; ++i) gathered[i] = -1;
-        MPI_Igather(buf, COUNT, MPI_INT, gathered, COUNT, MPI_INT, root, sub,
-                    &req);
-        compute(2000);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        if (rank == root)
           for (int r = 0; r < k; ++r)
             for (int i = 0; i < COUNT; ++i)
               check_ll("Igather", value(r, root, i), gathered[r * COUNT + i]);
-
-        /* Iscatter */
-        if (rank == root)
-          for (int r = 0; r < k; ++r)
-            for (int i = 0; i < COUNT; ++i)
-              scatter_src[r * COUNT + i] = value(r, root, i) + 7;
-        for (int i = 0; i < COUNT; ++i) buf[i] = -1;
-        MPI_Iscatter(scatter_src, COUNT, MPI_INT, buf, COUNT, MPI_INT, root,
-                     sub, &req);
-        compute(2000);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        for (int i = 0; i < COUNT; ++i)
-          check_ll("Iscatter", value(rank, root, i) + 7, buf[i]);
+        }
       }
 
       /* Iallreduce */

@@ -10,7 +10,9 @@
 
 namespace rondo::nmad::mpi {
 
-// True once the operation behind `r` has completed (no progress made).
+// True once the operation behind `r` has completed. No polling, but a split
+// collective's ready application-thread steps (kAppWait) run here, in the
+// caller: every MPI wait and test passes through IsDone.
 bool IsDone(const MpiRequest& r);
 // One progress pass from the caller: rails, then the engine's queues.
 int ProgressPass(State& st);
