@@ -127,6 +127,9 @@ struct Stashed {
   int peer = -1;
   ChunkView view;
   std::vector<uint8_t> bytes;  // am header then payload
+  // Or the payload lives elsewhere, kept alive by this (a dynamic
+  // broadcast's data, shared with the forwarding sends).
+  std::shared_ptr<const std::vector<uint8_t>> keep;
   std::list<Stashed*>::iterator in_arrival;  // while unexpected
 
   static Stashed* Copy(int peer, const ChunkView& c) {
@@ -239,6 +242,31 @@ uint64_t MatchKey(int source, int tag) {
          static_cast<uint32_t>(tag);
 }
 
+// A dynamic broadcast this process sends as the root or forwards
+// (nmad/dynamic_bcast.h). Owned by CoreImpl::bcast_ops until finished and
+// every request and task it holds is idle again.
+struct BcastOp {
+  struct CoreImpl* core = nullptr;
+  // What is sent: the root's buffer, or `data` at a forwarder.
+  const uint8_t* bytes = nullptr;
+  size_t len = 0;
+  std::shared_ptr<std::vector<uint8_t>> data;
+  BroadcastHeader in;  // forwarders: the header received
+  std::vector<std::vector<uint8_t>> headers;  // one per child
+  std::unique_ptr<Request[]> sends;
+  size_t nsends = 0;
+  std::atomic<size_t> left{0};
+  std::atomic<int> worst{static_cast<int>(Status::kOk)};
+  Request* user = nullptr;  // the root's request
+  Request body;             // forwarders: the data's receive
+  std::atomic<int> body_status{static_cast<int>(Status::kOk)};
+  engine::Task task;        // forwarders: forward and deliver
+  std::atomic<bool> finished{false};
+};
+
+// The active-message handler id of dynamic broadcasts on their channel.
+inline constexpr uint32_t kBcastHandler = 1;
+
 struct CoreImpl final : drivers::PacketSink {
   Core* self = nullptr;
   engine::Engine* engine = nullptr;
@@ -258,6 +286,12 @@ struct CoreImpl final : drivers::PacketSink {
   std::unordered_map<uint32_t, std::unique_ptr<SessionState>> sessions;
   std::vector<Stashed*> early;  // chunks for sessions not open yet
 
+  // Dynamic broadcasts: their own channel (a session with one handler),
+  // and the operations in flight or finished but not yet reclaimed.
+  SessionState* bcast_channel = nullptr;
+  std::mutex bcast_mu;
+  std::list<std::unique_ptr<BcastOp>> bcast_ops;
+
   mutable std::mutex failures_mu;
   std::vector<std::string> failure_text;
 
@@ -265,7 +299,8 @@ struct CoreImpl final : drivers::PacketSink {
   struct Counters {
     std::atomic<uint64_t> packets_sent{0}, packets_received{0},
         chunks_sent{0}, eager_sent{0}, rendezvous_sent{0}, unexpected{0},
-        bad_packets{0}, am_dropped{0}, reordered{0};
+        bad_packets{0}, am_dropped{0}, reordered{0}, bcast_sent{0},
+        bcast_forwarded{0}, bcast_delivered{0}, bcast_dropped{0};
   } counters;
 
   // ---- rails ----
@@ -1100,7 +1135,7 @@ struct CoreImpl final : drivers::PacketSink {
 
   Status SendAm(SessionState* s, int dest, uint32_t id, const void* header,
                 size_t header_len, const void* body, size_t body_len,
-                Request& req) noexcept {
+                Request& req, int priority = 0) noexcept {
     if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
     if (id > 65535 || (header == nullptr && header_len > 0) ||
         (body == nullptr && body_len > 0) ||
@@ -1118,6 +1153,7 @@ struct CoreImpl final : drivers::PacketSink {
     op->data = static_cast<const uint8_t*>(body);
     op->len = body_len;
     op->req = &req;
+    op->priority = priority;
     if (header_len + body_len <= options.eager_limit) {
       op->kind = ChunkKind::kAm;
       op->wire_bytes =
@@ -1129,6 +1165,210 @@ struct CoreImpl final : drivers::PacketSink {
           wire::ChunkHeaderSize(ChunkKind::kAmRts, op->nparts) + header_len;
     }
     return Post(s, op);
+  }
+
+  // ---- dynamic broadcasts ----
+
+  // Reserves the next sequence number of this process's stream to `peer`
+  // in session `s`: the message that will carry it comes another way (a
+  // dynamic broadcast) and the peer matches it in that place.
+  uint32_t ReserveSeq(int peer, SessionState* s) {
+    Gate& g = *gates[peer];
+    std::lock_guard<SpinLock> lock(g.mu);
+    GateQueue& q = g.queues[s->id];
+    q.session = s;
+    return q.next_seq++;
+  }
+
+  void KeepBcast(std::unique_ptr<BcastOp> op) {
+    std::lock_guard<std::mutex> lock(bcast_mu);
+    // Reclaim the finished ones whose requests and task are idle again.
+    for (auto it = bcast_ops.begin(); it != bcast_ops.end();) {
+      BcastOp& o = **it;
+      bool idle = o.finished.load(std::memory_order_acquire) &&
+                  o.task.state() != engine::TaskState::kQueued &&
+                  o.body.state_.load(std::memory_order_acquire) !=
+                      Request::kPending;
+      for (size_t i = 0; idle && i < o.nsends; ++i)
+        idle = o.sends[i].state_.load(std::memory_order_acquire) !=
+               Request::kPending;
+      it = idle ? bcast_ops.erase(it) : std::next(it);
+    }
+    if (op) bcast_ops.push_back(std::move(op));
+  }
+
+  static void BcastSendDone(Request&, Status st, void* arg) noexcept {
+    ReleaseBcast(static_cast<BcastOp*>(arg), st);
+  }
+
+  // One send of `op` is over (or the sender's own hold is released).
+  static void ReleaseBcast(BcastOp* op, Status st) noexcept {
+    if (st != Status::kOk) {
+      int ok = static_cast<int>(Status::kOk);
+      op->worst.compare_exchange_strong(ok, static_cast<int>(st));
+    }
+    if (op->left.fetch_sub(1, std::memory_order_acq_rel) == 1) FinishBcast(op);
+  }
+
+  static void FinishBcast(BcastOp* op) noexcept {
+    if (op->user != nullptr)
+      op->user->Complete(static_cast<Status>(op->worst.load()));
+    op->finished.store(true, std::memory_order_release);
+  }
+
+  // Sends the data of `op` to the children of a node whose forwarding list
+  // is `list` (tree positions 1..n of its subtree), each with its sub-list.
+  void SendBcastChildren(BcastOp* op, uint32_t session, int root, int tag,
+                         const std::vector<BroadcastEntry>& list) noexcept {
+    const std::vector<BroadcastChild> children = TreeChildren(list.size());
+    op->nsends = children.size();
+    op->sends.reset(new Request[op->nsends]);
+    op->headers.resize(op->nsends);
+    op->left.store(op->nsends + 1, std::memory_order_relaxed);  // +1: ours
+    for (size_t i = 0; i < children.size(); ++i) {
+      const BroadcastChild& c = children[i];
+      const BroadcastEntry& e = list[c.entry];
+      BroadcastHeader h;
+      h.session = session;
+      h.root = root;
+      h.tag = tag;
+      h.length = op->len;
+      h.self_seq = e.seq;
+      h.self_priority = e.priority;
+      h.forward.assign(list.begin() + static_cast<ptrdiff_t>(c.first),
+                       list.begin() + static_cast<ptrdiff_t>(c.last));
+      op->headers[i] = EncodeBroadcastHeader(h);
+      op->sends[i].set_completion(&CoreImpl::BcastSendDone, op);
+      Status st = SendAm(bcast_channel, e.rank, kBcastHandler,
+                         op->headers[i].data(), op->headers[i].size(),
+                         op->bytes, op->len, op->sends[i], e.priority);
+      if (st != Status::kOk &&
+          op->sends[i].state_.load(std::memory_order_acquire) ==
+              Request::kIdle)
+        ReleaseBcast(op, st);  // not started: no callback
+    }
+    ReleaseBcast(op, Status::kOk);  // release ours
+  }
+
+  Status DynamicBroadcast(SessionState* s, const void* buf, size_t len,
+                          int tag, std::span<const BroadcastTarget> targets,
+                          Request& req, std::string* error) noexcept {
+    auto refuse = [error](std::string what) {
+      if (error) *error = std::move(what);
+      return Status::kInvalidArgument;
+    };
+    if (tag < 0 || tag > kMaxTag)
+      return refuse("tag " + std::to_string(tag) + " is outside 0.." +
+                    std::to_string(kMaxTag));
+    if (buf == nullptr && len > 0)
+      return refuse("the buffer is null but the length is " +
+                    std::to_string(len));
+    if (std::string why = CheckTargets(targets, rank, size); !why.empty())
+      return refuse(why);
+    if (!Claim(req)) return Status::kBusy;
+    req.info_ = RecvInfo{rank, tag, len, len};
+    std::vector<BroadcastTarget> order = OrderForTree(targets);
+    std::vector<BroadcastEntry> list(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      list[i] = {order[i].rank, order[i].priority,
+                 ReserveSeq(order[i].rank, s)};
+    auto op = std::make_unique<BcastOp>();
+    op->core = this;
+    op->bytes = static_cast<const uint8_t*>(buf);
+    op->len = len;
+    op->user = &req;
+    BcastOp* raw = op.get();
+    KeepBcast(std::move(op));
+    counters.bcast_sent.fetch_add(1, std::memory_order_relaxed);
+    SendBcastChildren(raw, s->id, rank, tag, list);
+    return Status::kOk;
+  }
+
+  // The channel's handler: a dynamic broadcast's data for this process.
+  static void OnBcastAm(AmMessage& m, void* arg) noexcept {
+    auto* c = static_cast<CoreImpl*>(arg);
+    BroadcastHeader h;
+    std::string why;
+    if (!DecodeBroadcastHeader(m.header().data(), m.header().size(), c->rank,
+                               c->size, m.body_size(), &h, &why)) {
+      uint64_t k = c->counters.bcast_dropped.fetch_add(1) + 1;
+      if (k <= 10 || (k & (k - 1)) == 0)
+        std::fprintf(stderr,
+                     "rondo: nmad: dropped a dynamic broadcast from rank %d: "
+                     "%s; %llu dropped so far\n",
+                     m.source(), why.c_str(), static_cast<unsigned long long>(k));
+      return;  // the body is discarded
+    }
+    auto op = std::make_unique<BcastOp>();
+    BcastOp* o = op.get();
+    o->core = c;
+    o->len = h.length;
+    o->data = std::make_shared<std::vector<uint8_t>>(h.length);
+    o->bytes = o->data->data();
+    o->in = std::move(h);
+    o->task.Init(&CoreImpl::BcastForward, o, c->task_cpus,
+                 {.name = "nmad.bcast"});
+    o->body.set_completion(&CoreImpl::BcastBodyDone, o);
+    c->KeepBcast(std::move(op));
+    Status st = m.ReceiveBody(o->data->data(), o->len, o->body);
+    if (st != Status::kOk) {
+      c->counters.bcast_dropped.fetch_add(1);
+      o->finished.store(true, std::memory_order_release);
+    }
+  }
+
+  static void BcastBodyDone(Request&, Status st, void* arg) noexcept {
+    auto* o = static_cast<BcastOp*>(arg);
+    o->body_status.store(static_cast<int>(st), std::memory_order_release);
+    if (o->core->engine->Submit(o->task) != Status::kOk)
+      o->finished.store(true, std::memory_order_release);
+  }
+
+  // Engine task, once the data is here: forward it, then deliver it here.
+  static engine::TaskResult BcastForward(void* arg) noexcept {
+    auto* o = static_cast<BcastOp*>(arg);
+    CoreImpl* c = o->core;
+    if (static_cast<Status>(o->body_status.load()) != Status::kOk) {
+      c->counters.bcast_dropped.fetch_add(1);
+      o->finished.store(true, std::memory_order_release);
+      return engine::TaskResult::kDone;
+    }
+    if (!o->in.forward.empty())
+      c->counters.bcast_forwarded.fetch_add(1, std::memory_order_relaxed);
+    c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
+                         o->in.forward);
+    c->InjectBroadcast(o->in.session, o->in.root, o->in.self_seq, o->in.tag,
+                       o->data);
+    return engine::TaskResult::kDone;
+  }
+
+  // Delivers a broadcast's data as the message `seq` from `root` in session
+  // `sid`: matched like any message, in the root's stream order.
+  void InjectBroadcast(uint32_t sid, int root, uint32_t seq, int tag,
+                       std::shared_ptr<std::vector<uint8_t>> data) noexcept {
+    auto* m = new Stashed;
+    m->peer = root;
+    m->view.kind = ChunkKind::kData;
+    m->view.session = sid;
+    m->view.seq = seq;
+    m->view.tag = tag;
+    m->view.payload = data->data();
+    m->view.payload_size = data->size();
+    m->view.msg_size = data->size();
+    m->keep = std::move(data);
+    counters.bcast_delivered.fetch_add(1, std::memory_order_relaxed);
+    SessionState* s = FindSession(sid);
+    if (s == nullptr) {
+      std::unique_lock<std::shared_mutex> lock(sessions_mu);
+      auto it = sessions.find(sid);
+      if (it == sessions.end()) {
+        early.push_back(m);  // replayed when the session opens
+        return;
+      }
+      s = it->second.get();
+    }
+    Rail& r = *rails[root == rank ? loopback : 0];
+    RunOnRail(r, [this, s, m] { Deliver(s, m->peer, m->view, m); });
   }
 
   Status Irecv(SessionState* s, int source, int tag, void* buf, size_t len,
@@ -1335,6 +1575,12 @@ Status Session::Issend(int dest, int tag, const void* buf, size_t len,
 Status Session::CancelRecv(Request& req) noexcept {
   return core_->CancelRecv(&CoreImpl::State(*this), req);
 }
+Status Session::DynamicBroadcast(const void* buf, size_t len, int tag,
+                                 std::span<const BroadcastTarget> targets,
+                                 Request& req, std::string* error) noexcept {
+  return core_->DynamicBroadcast(&CoreImpl::State(*this), buf, len, tag,
+                                 targets, req, error);
+}
 Status Session::Irecv(int source, int tag, void* buf, size_t len,
                       Request& req) noexcept {
   return core_->Irecv(&CoreImpl::State(*this), source, tag, buf, len, req);
@@ -1376,9 +1622,9 @@ Status Session::RegisterHandler(uint32_t id, AmHandler handler,
 }
 Status Session::SendAm(int dest, uint32_t id, const void* header,
                        size_t header_len, const void* body, size_t body_len,
-                       Request& req) noexcept {
+                       Request& req, int priority) noexcept {
   return core_->SendAm(&CoreImpl::State(*this), dest, id, header, header_len,
-                       body, body_len, req);
+                       body, body_len, req, priority);
 }
 
 // ---- Core ----
@@ -1521,6 +1767,15 @@ Result<std::unique_ptr<Core>> Core::Create(
                          engine.SubmitError(r->poll_task));
     }
   }
+  // The dynamic broadcasts' own channel, on every rank.
+  std::string why;
+  auto channel = core->OpenSession("rondo.dynbcast", {}, &why);
+  if (!channel.ok())
+    return fail(Status::kInvalidArgument,
+                "nmad: cannot open the dynamic broadcast channel: " + why);
+  c.bcast_channel = &CoreImpl::State(*channel.value());
+  (void)channel.value()->RegisterHandler(internal::kBcastHandler, &CoreImpl::OnBcastAm,
+                                         &c);
   return core;
 }
 
@@ -1540,6 +1795,9 @@ Core::~Core() {
     internal::t_held_rail = nullptr;
   }
   (void)c.bootstrap->Finalize();
+  for (auto& op : c.bcast_ops)
+    (void)c.engine->WaitFor(op->task, std::chrono::seconds(1));
+  c.bcast_ops.clear();
   for (auto& [id, s] : c.sessions) {
     for (auto* m : s->unexpected) delete m;
     for (auto& f : s->from)
@@ -1708,6 +1966,10 @@ CoreStats Core::stats() const noexcept {
   s.bad_packets = k.bad_packets.load();
   s.am_dropped = k.am_dropped.load();
   s.reordered = k.reordered.load();
+  s.bcast_sent = k.bcast_sent.load();
+  s.bcast_forwarded = k.bcast_forwarded.load();
+  s.bcast_delivered = k.bcast_delivered.load();
+  s.bcast_dropped = k.bcast_dropped.load();
   for (int i = 0; i < impl_->loopback && i < 8; ++i)
     s.rail_bytes[i] = impl_->rails[i]->bytes.load();
   return s;

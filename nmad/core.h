@@ -45,6 +45,7 @@
 #include "drivers/bootstrap/bootstrap.h"
 #include "engine/engine.h"
 #include "engine/status.h"
+#include "nmad/dynamic_bcast.h"
 #include "nmad/options.h"
 
 namespace rondo::nmad {
@@ -205,8 +206,29 @@ class Session {
   // the same handlers on every rank before messages can arrive for them.
   // Messages for an id with no handler are dropped and counted.
   Status RegisterHandler(uint32_t id, AmHandler handler, void* arg) noexcept;
+  // `priority` as for Isend (the packet scheduler's order).
   Status SendAm(int dest, uint32_t id, const void* header, size_t header_len,
-                const void* body, size_t body_len, Request& req) noexcept;
+                const void* body, size_t body_len, Request& req,
+                int priority = 0) noexcept;
+
+  // Dynamic broadcast (nmad/dynamic_bcast.h): sends `len` bytes at `buf`
+  // with `tag` to every rank of `targets` along a binomial tree unrolled by
+  // active messages on the broadcasts' own channel; higher priorities sit
+  // closer to the root, and forwarded packets keep their priority. Every
+  // recipient receives the data with an ordinary Irecv(this rank, tag) on
+  // this session, posted before or after the data arrives; dynamic
+  // broadcasts and Isends from this rank to a recipient match its receives
+  // in the order this rank issued them. `req` completes (kOk, or the first
+  // failure such as kPeerFailed) once the root's own sends are done: `buf`
+  // may then be reused; the recipients may still be forwarding among
+  // themselves. Returns kOk, kBusy (req in use), or kInvalidArgument with
+  // *error saying what is wrong (empty or duplicate recipients, the root
+  // among them, a rank or tag out of range, a null buffer), nothing sent.
+  // A forwarder that dies takes its subtree's data with it (their receives
+  // wait, unless the root fails too).
+  Status DynamicBroadcast(const void* buf, size_t len, int tag,
+                          std::span<const BroadcastTarget> targets,
+                          Request& req, std::string* error = nullptr) noexcept;
 
  private:
   friend class Core;
@@ -228,6 +250,10 @@ struct CoreStats {
   uint64_t reordered = 0;   // chunks that arrived ahead of their sequence
   uint64_t bad_packets = 0;  // dropped by the header validator
   uint64_t am_dropped = 0;   // active messages with no handler
+  uint64_t bcast_sent = 0;       // dynamic broadcasts started as the root
+  uint64_t bcast_forwarded = 0;  // received broadcasts forwarded further
+  uint64_t bcast_delivered = 0;  // broadcast data delivered here
+  uint64_t bcast_dropped = 0;    // malformed or failed broadcasts dropped
   uint64_t rail_bytes[8] = {};  // bytes sent per rail (rendezvous data)
 };
 

@@ -630,6 +630,248 @@ void Background(Ctx& c) {
   }
 }
 
+
+// ---- dynamic broadcasts (nmad/dynamic_bcast.h) ----
+
+// Progresses until this rank has delivered `n` broadcasts in total (the
+// data is here, whether or not a receive is posted): no sleeps.
+void WaitDelivered(Ctx& c, uint64_t n) {
+  while (c.core.stats().bcast_delivered < n) (void)c.core.Progress();
+}
+
+// A deterministic choice shared by all ranks: recipients and priorities of
+// broadcast `iter` from `root`.
+std::vector<rondo::nmad::BroadcastTarget> Recipients(int size, int root,
+                                                     int m, uint32_t seed) {
+  std::vector<int> others;
+  for (int r = 0; r < size; ++r)
+    if (r != root) others.push_back(r);
+  uint32_t x = seed * 2654435761u + 17;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return x;
+  };
+  for (size_t i = others.size(); i > 1; --i)
+    std::swap(others[i - 1], others[next() % i]);
+  std::vector<rondo::nmad::BroadcastTarget> t;
+  for (int i = 0; i < m; ++i)
+    t.push_back({others[i], static_cast<int>(next() % 4)});
+  return t;
+}
+
+// Every recipient list shape: each root, 1..size-1 recipients chosen and
+// ordered at random with random priorities, small (inline) and large
+// (rendezvous) data; half of the recipients post their receive before the
+// data can arrive, the others only once it has arrived (kept until posted).
+void DynBcastShapes(Ctx& c) {
+  // Every root up to 16 ranks; the first, middle and last beyond.
+  std::vector<int> roots;
+  for (int r = 0; r < c.size; ++r)
+    if (c.size <= 16 || r == 0 || r == c.size / 2 || r == c.size - 1)
+      roots.push_back(r);
+  uint64_t delivered = c.core.stats().bcast_delivered;
+  int iter = 0;
+  for (int root : roots) {
+    for (int m = 1; m < c.size; ++m, ++iter) {
+      const size_t len = iter % 2 ? 100 + iter : 150000 + 1000 * iter;
+      const int tag = 1000 + iter;
+      auto targets = Recipients(c.size, root, m, iter);
+      int mine = -1;
+      for (int i = 0; i < m; ++i)
+        if (targets[i].rank == c.rank) mine = i;
+      std::vector<uint8_t> data(len), got(len);
+      Fill(data, iter);
+      Request req;
+      const bool early = mine >= 0 && mine % 2 == 0;
+      if (early)
+        CHECK_EQ(c.s.Irecv(root, tag, got.data(), got.size(), req), Status::kOk);
+      CHECK_EQ(c.core.Barrier(), Status::kOk);  // receives posted (early ones)
+      if (c.rank == root) {
+        Request b;
+        std::string err;
+        CHECK_EQ(c.s.DynamicBroadcast(data.data(), len, tag, targets, b, &err),
+                 Status::kOk);
+        CHECK_EQ(c.core.Wait(b), Status::kOk);
+      } else if (mine >= 0) {
+        if (!early) {
+          WaitDelivered(c, ++delivered);  // the data is here, unclaimed
+          CHECK_EQ(c.s.Irecv(root, tag, got.data(), got.size(), req),
+                   Status::kOk);
+        } else {
+          ++delivered;
+        }
+        CHECK_EQ(c.core.Wait(req), Status::kOk);
+        CHECK_EQ(req.info().source, root);
+        CHECK_EQ(req.info().tag, tag);
+        CHECK_EQ(req.info().size, len);
+        CHECK_EQ(Checksum(got.data(), len), Checksum(data.data(), len));
+      }
+      CHECK_EQ(c.core.Barrier(), Status::kOk);  // forwarding done everywhere
+    }
+  }
+  if (c.rank == 0)
+    std::printf("dynbcast_shapes: %d broadcasts, delivered here %llu\n", iter,
+                static_cast<unsigned long long>(c.core.stats().bcast_delivered));
+}
+
+// Plain sends and dynamic broadcasts from the same root with the same tag
+// match receives in the root's order (MPI's non-overtaking rule), whether
+// the receives are posted before the data arrives or after, and with
+// kAnyTag.
+void DynBcastMixed(Ctx& c) {
+  const int root = c.size - 1, tag = 55;
+  std::vector<rondo::nmad::BroadcastTarget> all;
+  for (int r = 0; r < c.size; ++r)
+    if (r != root) all.push_back({r, r % 3});
+  for (int round = 0; round < 2; ++round) {
+    const bool posted_first = round == 0;
+    // Sequence seen by each recipient: A (send), B (bcast), C (send),
+    // D (bcast, large), E (send).
+    const size_t big = 200000;
+    std::vector<uint8_t> A(64), B(300), C(64), D(big), E(40000);
+    Fill(A, 1); Fill(B, 2); Fill(C, 3); Fill(D, 4); Fill(E, 5);
+    const std::vector<uint8_t>* expect[] = {&A, &B, &C, &D, &E};
+    if (c.rank == root) {
+      CHECK_EQ(c.core.Barrier(), Status::kOk);
+      std::vector<Request> ra(all.size()), rc(all.size()), re(all.size());
+      Request rb, rd;
+      for (size_t i = 0; i < all.size(); ++i)
+        CHECK_EQ(c.s.Isend(all[i].rank, tag, A.data(), A.size(), ra[i]), Status::kOk);
+      CHECK_EQ(c.s.DynamicBroadcast(B.data(), B.size(), tag, all, rb), Status::kOk);
+      for (size_t i = 0; i < all.size(); ++i)
+        CHECK_EQ(c.s.Isend(all[i].rank, tag, C.data(), C.size(), rc[i]), Status::kOk);
+      CHECK_EQ(c.s.DynamicBroadcast(D.data(), D.size(), tag, all, rd), Status::kOk);
+      for (size_t i = 0; i < all.size(); ++i)
+        CHECK_EQ(c.s.Isend(all[i].rank, tag, E.data(), E.size(), re[i]), Status::kOk);
+      for (auto* v : {&ra, &rc, &re})
+        for (auto& r : *v) CHECK_EQ(c.core.Wait(r), Status::kOk);
+      CHECK_EQ(c.core.Wait(rb), Status::kOk);
+      CHECK_EQ(c.core.Wait(rd), Status::kOk);
+    } else {
+      std::vector<std::vector<uint8_t>> got(5, std::vector<uint8_t>(big));
+      std::vector<Request> reqs(5);
+      const uint64_t before = c.core.stats().bcast_delivered;
+      auto post = [&] {
+        for (int k = 0; k < 5; ++k)
+          CHECK_EQ(c.s.Irecv(root, k % 2 ? kAnyTag : tag, got[k].data(),
+                             got[k].size(), reqs[k]),
+                   Status::kOk);
+      };
+      if (posted_first) post();
+      CHECK_EQ(c.core.Barrier(), Status::kOk);
+      if (!posted_first) {
+        WaitDelivered(c, before + 2);  // both broadcasts are here
+        post();
+      }
+      for (int k = 0; k < 5; ++k) {
+        CHECK_EQ(c.core.Wait(reqs[k]), Status::kOk);
+        CHECK_EQ(reqs[k].info().size, expect[k]->size());
+        CHECK_EQ(Checksum(got[k].data(), expect[k]->size()),
+                 Checksum(expect[k]->data(), expect[k]->size()));
+      }
+    }
+    CHECK_EQ(c.core.Barrier(), Status::kOk);
+  }
+}
+
+// Bad arguments are refused with a message and nothing sent; a corrupted
+// header from the wire is dropped and counted, and broadcasts still work.
+void DynBcastBadInput(Ctx& c) {
+  using T = std::vector<rondo::nmad::BroadcastTarget>;
+  int v = 5;
+  Request r;
+  std::string err;
+  auto refused = [&](const T& t, int tag, const void* buf, const char* text) {
+    err.clear();
+    CHECK_EQ(c.s.DynamicBroadcast(buf, sizeof v, tag, t, r, &err),
+             Status::kInvalidArgument);
+    if (err.find(text) == std::string::npos) {
+      std::fprintf(stderr, "rank %d: expected '%s' in '%s'\n", c.rank, text,
+                   err.c_str());
+      std::exit(1);
+    }
+  };
+  const int other = (c.rank + 1) % c.size;
+  refused(T{}, 1, &v, "empty");
+  refused(T{{c.rank, 0}}, 1, &v, "the root itself");
+  refused(T{{other, 0}, {other, 1}}, 1, &v, "listed twice");
+  refused(T{{c.size, 0}}, 1, &v, "outside");
+  refused(T{{other, 0}}, -3, &v, "tag -3");
+  refused(T{{other, 0}}, 1, nullptr, "null");
+  CHECK_EQ(c.core.Wait(r), Status::kInvalidArgument);  // never started
+  // Garbage on the broadcast channel, from rank 0 to rank 1.
+  auto channel = c.core.OpenSession("rondo.dynbcast");
+  CHECK(channel.ok());
+  const uint64_t dropped = c.core.stats().bcast_dropped;
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+  if (c.rank == 0) {
+    std::vector<uint8_t> junk(50, 0xab), body(10, 1);
+    Request j;
+    CHECK_EQ(channel.value()->SendAm(1, 1, junk.data(), junk.size(),
+                                     body.data(), body.size(), j),
+             Status::kOk);
+    CHECK_EQ(c.core.Wait(j), Status::kOk);
+  }
+  if (c.rank == 1)
+    while (c.core.stats().bcast_dropped == dropped) (void)c.core.Progress();
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+  // Still working afterwards.
+  if (c.rank == 0) {
+    int x = 99;
+    Request b;
+    CHECK_EQ(c.s.DynamicBroadcast(&x, sizeof x, 9, T{{1, 0}}, b), Status::kOk);
+    CHECK_EQ(c.core.Wait(b), Status::kOk);
+  } else if (c.rank == 1) {
+    int y = 0;
+    CHECK_EQ(c.s.Recv(0, 9, &y, sizeof y), Status::kOk);
+    CHECK_EQ(y, 99);
+    CHECK_EQ(c.core.stats().bcast_dropped, dropped + 1);
+  }
+}
+
+// The detection helper as a task runtime uses it: sends registered before
+// the data is ready become one dynamic broadcast; a send registered after
+// goes as a plain send and counts as missed.
+void DynBcastDetector(Ctx& c) {
+  const int root = 0, tag = 77;
+  std::vector<uint8_t> tile(70000);
+  Fill(tile, 9);
+  if (c.rank == root) {
+    rondo::nmad::BroadcastDetector d;
+    for (int r = 1; r < c.size; ++r) CHECK(d.Register(tile.data(), tag, {r, r}));
+    // ... the task producing `tile` ends: the data is ready.
+    std::vector<rondo::nmad::BroadcastTarget> to = d.Ready(tile.data(), tag);
+    CHECK_EQ(static_cast<int>(to.size()), c.size - 1);
+    Request b;
+    if (to.size() >= 2) {
+      CHECK_EQ(c.s.DynamicBroadcast(tile.data(), tile.size(), tag, to, b),
+               Status::kOk);
+    } else {
+      CHECK_EQ(c.s.Isend(to[0].rank, tag, tile.data(), tile.size(), b),
+               Status::kOk);
+    }
+    CHECK_EQ(c.core.Wait(b), Status::kOk);
+    // A late edge to rank 1: a plain send, counted as missed.
+    CHECK(!d.Register(tile.data(), tag, {1, 0}));
+    Request late;
+    CHECK_EQ(c.s.Isend(1, tag, tile.data(), tile.size(), late), Status::kOk);
+    CHECK_EQ(c.core.Wait(late), Status::kOk);
+    auto st = d.stats();
+    CHECK_EQ(st.missed, 1u);
+    CHECK_EQ(st.merged, c.size >= 3 ? static_cast<uint64_t>(c.size - 1) : 0u);
+  } else {
+    std::vector<uint8_t> got(tile.size());
+    const int n = c.rank == 1 ? 2 : 1;
+    for (int k = 0; k < n; ++k) {
+      CHECK_EQ(c.s.Recv(root, tag, got.data(), got.size()), Status::kOk);
+      CHECK_EQ(Checksum(got.data(), got.size()),
+               Checksum(tile.data(), tile.size()));
+    }
+  }
+}
+
 const std::map<std::string, std::function<void(Ctx&)>>& Cases() {
   static const std::map<std::string, std::function<void(Ctx&)>> cases = {
       {"ordering", Ordering},     {"wildcards", Wildcards},
@@ -642,6 +884,9 @@ const std::map<std::string, std::function<void(Ctx&)>>& Cases() {
       {"priority", Priority},     {"split_balance", SplitBalance},
       {"late_session", LateSession}, {"death", Death},
       {"background", Background},
+      {"dynbcast_shapes", DynBcastShapes}, {"dynbcast_mixed", DynBcastMixed},
+      {"dynbcast_bad_input", DynBcastBadInput},
+      {"dynbcast_detector", DynBcastDetector},
   };
   return cases;
 }
