@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."  # repository root, so that -I. finds nmad/wire.h
 
 "$CXX" -std=c++20 -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I. nmad/wire.cc nmad/wire_fuzzer.cc -o "$OUT"
+  -I. nmad/wire.cc nmad/dynamic_bcast.cc nmad/wire_fuzzer.cc -o "$OUT"
 
 mkdir -p "$WORK/corpus" "$WORK/artifacts"
 echo "fuzzing for ${SECONDS_TO_RUN}s: $OUT $WORK/corpus nmad/testdata/wire_corpus"

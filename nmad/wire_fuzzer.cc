@@ -9,6 +9,9 @@
 //   - decoding with max_chunks = n succeeds and with n - 1 fails;
 //   - re-encoding the decoded chunks the way nmad/core.cc does gives a packet
 //     of the same length that decodes to the same chunks.
+// And the dynamic-broadcast header decoder (nmad/dynamic_bcast.h), on the
+// whole input and on every active message's header: an accepted header has
+// its ranks in range and distinct, and re-encodes to the same bytes.
 // Out-of-bounds reads are left to the sanitizers (ASan/UBSan).
 //
 // Built three ways:
@@ -22,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "nmad/dynamic_bcast.h"
 #include "nmad/wire.h"
 
 namespace {
@@ -150,7 +154,34 @@ std::vector<uint8_t> Encode(const ChunkView* chunks, int n) {
 
 }  // namespace
 
+// A dynamic broadcast header as rank 1 of 64 would receive it.
+void CheckBroadcastHeader(const uint8_t* data, size_t size, uint64_t body) {
+  rondo::nmad::BroadcastHeader h;
+  std::string why;
+  if (!rondo::nmad::DecodeBroadcastHeader(data, size, 1, 64, body, &h,
+                                          &why)) {
+    WIRE_CHECK(!why.empty(), -2);
+    return;
+  }
+  WIRE_CHECK(h.root >= 0 && h.root < 64 && h.root != 1, -2);
+  WIRE_CHECK(h.length == body, -2);
+  uint64_t seen = (uint64_t{1} << h.root) | 2;
+  for (const auto& e : h.forward) {
+    WIRE_CHECK(e.rank >= 0 && e.rank < 64, -2);
+    WIRE_CHECK((seen & (uint64_t{1} << e.rank)) == 0, -2);
+    seen |= uint64_t{1} << e.rank;
+  }
+  std::vector<uint8_t> re = rondo::nmad::EncodeBroadcastHeader(h);
+  WIRE_CHECK(re.size() == size && std::memcmp(re.data(), data, size) == 0,
+             -2);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size >= 24) {
+    uint64_t body = 0;
+    std::memcpy(&body, data + 16, 8);  // the header's own length field
+    CheckBroadcastHeader(data, size, body);
+  }
   ChunkView chunks[kMaxChunksPerPacket];
   std::string why;
   const int n = DecodePacket(data, size, chunks, kMaxChunksPerPacket, &why);
@@ -163,6 +194,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   WIRE_CHECK(size >= kPacketHeaderSize, -1);
   const uint8_t* cursor = data + kPacketHeaderSize;
   for (int i = 0; i < n; ++i) CheckChunk(data, size, chunks[i], i, &cursor);
+  for (int i = 0; i < n; ++i)
+    if (chunks[i].kind == ChunkKind::kAm || chunks[i].kind == ChunkKind::kAmRts)
+      CheckBroadcastHeader(chunks[i].am_header, chunks[i].am_header_size,
+                           chunks[i].msg_size);
 
   // The caller's max_chunks is honoured exactly.
   {

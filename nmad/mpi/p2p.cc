@@ -104,6 +104,75 @@ int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
   return MPI_SUCCESS;
 }
 
+// MPIX_Dynamic_bcast: a send-like request to n recipients (nmad's
+// Session::DynamicBroadcast on the communicator's point-to-point session).
+int StartDynamicBcast(State& st, const void* buf, int count, MPI_Datatype dt,
+                      int tag, const int* ranks, const int* priorities, int n,
+                      MPI_Comm ch, MpiRequest& r, const char* fn) {
+  int err = MPI_SUCCESS;
+  CommPtr comm = CheckComm(st, ch, fn, &err);
+  if (!comm) return err;
+  TypePtr type = CheckType(st, dt, comm.get(), fn, &err);
+  if (!type) return err;
+  if (!CheckCount(count, comm.get(), fn, &err) ||
+      !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
+      !CheckTag(tag, false, *comm, fn, &err))
+    return err;
+  if (n < 1 || ranks == nullptr)
+    return RaiseError(comm.get(), MPI_ERR_ARG, fn,
+                      "the recipient list is empty (n = " + std::to_string(n) +
+                          (ranks == nullptr ? ", ranks = NULL" : "") +
+                          "): a broadcast needs at least one recipient");
+  std::vector<BroadcastTarget> targets(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    if (!CheckRank(ranks[i], *comm, false, fn, &err, "ranks[i]")) return err;
+    if (ranks[i] == MPI_PROC_NULL)
+      return RaiseError(comm.get(), MPI_ERR_RANK, fn,
+                        "ranks[" + std::to_string(i) +
+                            "] is MPI_PROC_NULL; list real ranks only");
+    targets[i] = {comm->world[ranks[i]],
+                  priorities == nullptr ? 0 : priorities[i]};
+  }
+  // Duplicates and the root itself, named in communicator ranks.
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] == comm->rank)
+      return RaiseError(comm.get(), MPI_ERR_RANK, fn,
+                        "ranks[" + std::to_string(i) + "] = " +
+                            std::to_string(ranks[i]) +
+                            " is the calling rank (the root); list only the "
+                            "recipients");
+    for (int j = 0; j < i; ++j)
+      if (ranks[j] == ranks[i])
+        return RaiseError(comm.get(), MPI_ERR_RANK, fn,
+                          "rank " + std::to_string(ranks[i]) +
+                              " is listed twice (ranks[" + std::to_string(j) +
+                              "] and ranks[" + std::to_string(i) + "])");
+  }
+  r.comm = comm;
+  r.fn = fn;
+  const size_t bytes = static_cast<size_t>(count) * type->size();
+  const void* data;
+  if (type->is_contiguous() || bytes == 0) {
+    data = bytes ? static_cast<const uint8_t*>(buf) + type->true_lb() : buf;
+  } else {
+    r.staging.resize(bytes);
+    type->Pack(buf, count, r.staging.data());
+    data = r.staging.data();
+    r.type = type;
+  }
+  r.kind = MpiRequest::Kind::kSend;
+  std::string why;
+  Status s = comm->p2p->DynamicBroadcast(data, bytes, tag, targets, r.req,
+                                         &why);
+  if (s != Status::kOk) {
+    r.kind = MpiRequest::Kind::kDone;
+    if (s == Status::kInvalidArgument)
+      return RaiseError(comm.get(), MPI_ERR_ARG, fn, why);
+    return StatusError(comm.get(), s, fn, "dynamic broadcast", -1);
+  }
+  return MPI_SUCCESS;
+}
+
 int Register(State& st, std::shared_ptr<MpiRequest> r, MPI_Request* out,
              const char* fn) {
   *out = st.requests.Add(std::move(r));
@@ -182,6 +251,18 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
   int err = StartRecv(*st, buf, count, datatype, source, tag, comm, r, kFn);
   if (err != MPI_SUCCESS) return err;
   return WaitOne(*st, r, status, kFn);
+}
+
+int MPIX_Dynamic_bcast(const void* buf, int count, MPI_Datatype datatype,
+                       int tag, const int ranks[], const int priorities[],
+                       int n, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPIX_Dynamic_bcast");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  auto r = std::make_shared<MpiRequest>();
+  int err = StartDynamicBcast(*st, buf, count, datatype, tag, ranks,
+                              priorities, n, comm, *r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return Register(*st, std::move(r), request, kFn);
 }
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,

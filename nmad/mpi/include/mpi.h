@@ -578,6 +578,20 @@ int MPIX_Comm_set_split(MPI_Comm comm, int s);
  * will not be split. */
 int MPIX_Comm_get_split(MPI_Comm comm, int doubling, int* s);
 
+/* ---- Rondo extension: dynamic broadcast (docs/mpi.md) ----
+ * Sends count elements of datatype at buf with tag to the n ranks of comm
+ * in ranks[] (priorities[i], higher first, or NULL for all 0) along a
+ * binomial tree unrolled by active messages; only this rank (the root) knows
+ * the list. Every recipient receives the data with an ordinary
+ * MPI_Recv/MPI_Irecv(source = the root, tag, comm), posted before or after
+ * the data arrives; broadcasts and sends from the root to a recipient match
+ * in the order the root issued them. The request completes when buf may be
+ * reused. Errors: an empty list, a rank listed twice or the root itself
+ * (MPI_ERR_RANK / MPI_ERR_ARG, with the offending entry named). */
+int MPIX_Dynamic_bcast(const void* buf, int count, MPI_Datatype datatype,
+                       int tag, const int ranks[], const int priorities[],
+                       int n, MPI_Comm comm, MPI_Request* request);
+
 #ifdef __cplusplus
 }
 #endif
