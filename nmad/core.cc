@@ -262,7 +262,24 @@ struct BcastOp {
   std::atomic<int> body_status{static_cast<int>(Status::kOk)};
   engine::Task task;        // forwarders: forward and deliver
   std::atomic<bool> finished{false};
+  // Large data goes to the children one after another (largest subtree
+  // first): the completion of send i submits post_tasks[i + 1], which posts
+  // send i + 1 (one task per send: never submitted twice).
+  std::vector<BroadcastEntry> child_entries;
+  bool one_by_one = false;
+  std::unique_ptr<engine::Task[]> post_tasks;
+  struct PostArg {
+    BcastOp* op;
+    size_t index;
+  };
+  std::unique_ptr<PostArg[]> post_args;
 };
+
+// Data of at least this size is sent to a node's children one after
+// another, so that each transfer has the node's link to itself and the
+// first child forwards after one transfer time (ceil(log2(m + 1)) transfer
+// times in all when bandwidth bound); smaller data goes to all at once.
+inline constexpr size_t kBcastOneByOneBytes = 64 * 1024;
 
 // The active-message handler id of dynamic broadcasts on their channel.
 inline constexpr uint32_t kBcastHandler = 1;
@@ -1187,18 +1204,57 @@ struct CoreImpl final : drivers::PacketSink {
       BcastOp& o = **it;
       bool idle = o.finished.load(std::memory_order_acquire) &&
                   o.task.state() != engine::TaskState::kQueued &&
+
                   o.body.state_.load(std::memory_order_acquire) !=
                       Request::kPending;
       for (size_t i = 0; idle && i < o.nsends; ++i)
         idle = o.sends[i].state_.load(std::memory_order_acquire) !=
-               Request::kPending;
+                   Request::kPending &&
+               (!o.post_tasks ||
+                o.post_tasks[i].state() != engine::TaskState::kQueued);
       it = idle ? bcast_ops.erase(it) : std::next(it);
     }
     if (op) bcast_ops.push_back(std::move(op));
   }
 
-  static void BcastSendDone(Request&, Status st, void* arg) noexcept {
-    ReleaseBcast(static_cast<BcastOp*>(arg), st);
+  static void BcastSendDone(Request& req, Status st, void* arg) noexcept {
+    auto* op = static_cast<BcastOp*>(arg);
+    if (op->one_by_one) {
+      // The next child's send is posted from an engine task (a completion
+      // may not call into the Core).
+      const size_t i = static_cast<size_t>(&req - op->sends.get());
+      if (i + 1 < op->nsends &&
+          op->core->engine->Submit(op->post_tasks[i + 1]) != Status::kOk) {
+        // The engine is shutting down: the remaining sends never start.
+        for (size_t j = i + 1; j < op->nsends; ++j)
+          ReleaseBcast(op, Status::kShutdown);
+      }
+    }
+    ReleaseBcast(op, st);
+  }
+
+  static engine::TaskResult BcastPostTask(void* arg) noexcept {
+    auto* a = static_cast<BcastOp::PostArg*>(arg);
+    a->op->core->PostBcastSends(a->op, a->index);
+    return engine::TaskResult::kDone;
+  }
+
+  // Posts send `first` of `op` and, unless one by one, all after it; a send
+  // that cannot start counts as done with its error and the next is tried.
+  void PostBcastSends(BcastOp* op, size_t first) noexcept {
+    for (size_t i = first; i < op->nsends; ++i) {
+      const BroadcastEntry& e = op->child_entries[i];
+      op->sends[i].set_completion(&CoreImpl::BcastSendDone, op);
+      Status st = SendAm(bcast_channel, e.rank, kBcastHandler,
+                         op->headers[i].data(), op->headers[i].size(),
+                         op->bytes, op->len, op->sends[i], e.priority);
+      const bool started =
+          st == Status::kOk ||
+          op->sends[i].state_.load(std::memory_order_acquire) !=
+              Request::kIdle;
+      if (!started) ReleaseBcast(op, st);  // no callback will come
+      if (started && op->one_by_one) return;
+    }
   }
 
   // One send of `op` is over (or the sender's own hold is released).
@@ -1224,6 +1280,17 @@ struct CoreImpl final : drivers::PacketSink {
     op->nsends = children.size();
     op->sends.reset(new Request[op->nsends]);
     op->headers.resize(op->nsends);
+    op->child_entries.resize(op->nsends);
+    op->one_by_one = op->len >= kBcastOneByOneBytes && op->nsends > 1;
+    if (op->one_by_one) {
+      op->post_tasks.reset(new engine::Task[op->nsends]);
+      op->post_args.reset(new BcastOp::PostArg[op->nsends]);
+      for (size_t i = 0; i < op->nsends; ++i) {
+        op->post_args[i] = {op, i};
+        op->post_tasks[i].Init(&CoreImpl::BcastPostTask, &op->post_args[i],
+                               task_cpus, {.name = "nmad.bcast.send"});
+      }
+    }
     op->left.store(op->nsends + 1, std::memory_order_relaxed);  // +1: ours
     for (size_t i = 0; i < children.size(); ++i) {
       const BroadcastChild& c = children[i];
@@ -1238,15 +1305,9 @@ struct CoreImpl final : drivers::PacketSink {
       h.forward.assign(list.begin() + static_cast<ptrdiff_t>(c.first),
                        list.begin() + static_cast<ptrdiff_t>(c.last));
       op->headers[i] = EncodeBroadcastHeader(h);
-      op->sends[i].set_completion(&CoreImpl::BcastSendDone, op);
-      Status st = SendAm(bcast_channel, e.rank, kBcastHandler,
-                         op->headers[i].data(), op->headers[i].size(),
-                         op->bytes, op->len, op->sends[i], e.priority);
-      if (st != Status::kOk &&
-          op->sends[i].state_.load(std::memory_order_acquire) ==
-              Request::kIdle)
-        ReleaseBcast(op, st);  // not started: no callback
+      op->child_entries[i] = e;
     }
+    PostBcastSends(op, 0);
     ReleaseBcast(op, Status::kOk);  // release ours
   }
 

@@ -203,9 +203,21 @@ void BcastKnomial(Builder& b, const Plan& p, int radix, const BufRef& data) {
     tree.Level(EdgeLevel(v - t.parent, radix));
     b.Recv(Abs(t.parent, p.root, n), 0, data);
   }
+  // A large message goes to the children one after another, largest
+  // subtree first, so that each transfer has the sender's link to itself
+  // and the first child starts forwarding after one transfer time (the
+  // classic binomial schedule: ceil(log2 n) transfer times when bandwidth
+  // bound; sent all at once they would share the link and the first child
+  // would wait for all of them). Below one pipeline segment latency rules:
+  // all at once.
+  const bool one_by_one = data.len >= p.segment;
+  uint32_t prev = kNoStep;
   for (const auto& c : t.children) {
     tree.Level(EdgeLevel(c.node - v, radix));
-    b.Send(Abs(c.node, p.root, n), 0, data);
+    const uint32_t s = b.Send(Abs(c.node, p.root, n), 0, data,
+                              one_by_one ? std::vector<uint32_t>{prev}
+                                         : std::vector<uint32_t>{});
+    if (s != kNoStep) prev = s;
   }
 }
 
