@@ -1,6 +1,7 @@
 // rondo-run: Rondo's launcher for one machine.
 //
-//   rondo-run -n N [--bind none|core] [--kill-grace S] [--timeout S] prog args...
+//   rondo-run -n N [--bind none|core] [--kill-grace S] [--timeout S]
+//             [--rank-wrapper "CMD ARGS {rank}"] prog args...
 //
 // Why: without Slurm or Open MPI a job still needs its ranks started, their
 // addresses exchanged and a dead rank noticed by the others instead of
@@ -17,7 +18,15 @@
 //  * SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the
 //    live ranks; --timeout kills the whole job;
 //  * the exit status is the first failing rank's (its exit code, or
-//    128+signal), 1 if the only failure was a missing FINI, else 0.
+//    128+signal), 1 if the only failure was a missing FINI, else 0;
+//  * --rank-wrapper (default: $RONDO_RUN_RANK_WRAPPER) puts a command in
+//    front of every rank's, with {rank} replaced by the rank: `ip netns exec
+//    host-{rank}` starts each rank in its own network namespace (the
+//    emulated cluster of bench/cluster/). The wrapper must exec the program
+//    (ip netns exec, env, nice, taskset do), so that the rank's pid, exit
+//    status and signals stay the ones rondo-run watches; the rank reaches
+//    the launcher through the socket's path, which a network namespace
+//    does not hide.
 //
 // Global state: none. Signals are blocked and read from a signalfd in the
 // loop, so there is no signal handler (and no self-pipe) at all.
@@ -45,6 +54,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,8 +82,83 @@ struct RunOptions {
   bool bind_cores = false;
   double kill_grace_s = 10;
   std::optional<double> timeout_s;
+  // Words put before `command` for every rank, "{rank}" replaced; empty:
+  // none.
+  std::vector<std::string> rank_wrapper;
   std::vector<std::string> command;
 };
+
+// Splits a --rank-wrapper text into words the way a POSIX shell splits a
+// simple command, without any expansion: blanks separate words, '...'
+// quotes literally, "..." quotes with \" \\ \$ \` escapes, and a backslash
+// outside quotes escapes the next character. Then checks the placeholders:
+// only {rank} is known. Returns an empty string, or what is wrong.
+std::string SplitRankWrapper(std::string_view text,
+                             std::vector<std::string>* words) {
+  words->clear();
+  std::string word;
+  bool in_word = false;  // a word has started (it may still be empty: '')
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (ch == ' ' || ch == '\t' || ch == '\n') {
+      if (in_word) words->push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (ch == '\\') {
+      if (++i == text.size()) return "it ends with a lone backslash";
+      word += text[i];
+    } else if (ch == '\'') {
+      const size_t end = text.find('\'', i + 1);
+      if (end == std::string_view::npos)
+        return "the single quote at offset " + std::to_string(i) +
+               " is never closed";
+      word.append(text.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (ch == '"') {
+      const size_t open = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\' && i + 1 < text.size() &&
+            std::string_view("\"\\$`\n").find(text[i + 1]) !=
+                std::string_view::npos)
+          ++i;
+        word += text[i];
+      }
+      if (i == text.size())
+        return "the double quote at offset " + std::to_string(open) +
+               " is never closed";
+    } else {
+      word += ch;
+    }
+  }
+  if (in_word) words->push_back(std::move(word));
+  if (words->empty()) return "it is empty";
+  for (const std::string& w : *words) {
+    for (size_t open = w.find('{'); open != std::string::npos;
+         open = w.find('{', open + 1)) {
+      const size_t close = w.find('}', open);
+      if (close == std::string::npos) break;
+      const std::string name = w.substr(open + 1, close - open - 1);
+      if (name.empty() || name == "rank" ||
+          !std::all_of(name.begin(), name.end(),
+                       [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; }))
+        continue;
+      return "unknown placeholder '{" + name + "}'; allowed: {rank}";
+    }
+  }
+  return "";
+}
+
+// `word` with every "{rank}" replaced by `rank`.
+std::string WithRank(std::string word, int rank) {
+  const std::string value = std::to_string(rank);
+  for (size_t at = word.find("{rank}"); at != std::string::npos;
+       at = word.find("{rank}", at + value.size()))
+    word.replace(at, std::strlen("{rank}"), value);
+  return word;
+}
 
 // One client connection. `rank` is -1 until HELLO is accepted.
 struct Connection {
@@ -246,17 +331,24 @@ void Launcher::SpawnAll() {
     bool ours = false;
     for (std::string_view name :
          {"RONDO_RUN_SOCKET=", "RONDO_RUN_KEY=", "RONDO_RANK=", "RONDO_SIZE=",
-          "RONDO_LOCAL_RANK=", "RONDO_LOCAL_SIZE="})
+          "RONDO_LOCAL_RANK=", "RONDO_LOCAL_SIZE=",
+          // The launcher's own setting; a rank's engine would warn about it.
+          "RONDO_RUN_RANK_WRAPPER="})
       ours = ours || v.starts_with(name);
     if (!ours) base_env.emplace_back(v);
   }
-  std::vector<char*> argv;
-  for (const std::string& a : options_.command)
-    argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
   const pid_t parent = ::getpid();
 
   for (int r = 0; r < n; ++r) {
+    // The rank's command line: the wrapper's words for this rank, then the
+    // program and its arguments.
+    std::vector<std::string> words;
+    for (const std::string& w : options_.rank_wrapper)
+      words.push_back(WithRank(w, r));
+    words.insert(words.end(), options_.command.begin(), options_.command.end());
+    std::vector<char*> argv;
+    for (std::string& a : words) argv.push_back(a.data());
+    argv.push_back(nullptr);
     std::vector<std::string> env = base_env;
     env.push_back("RONDO_RUN_SOCKET=" + socket_path_);
     env.push_back("RONDO_RUN_KEY=" + key_hex_);
@@ -721,6 +813,12 @@ int Main(int argc, char** argv) {
                  "(default 10)");
   app.add_option("--timeout", timeout_s,
                  "kill the job after this many seconds (default: none)");
+  std::string wrapper_text;
+  app.add_option("--rank-wrapper", wrapper_text,
+                 "a command put in front of each rank's, {rank} replaced by "
+                 "the rank (words and quotes as in sh, no expansions), e.g. "
+                 "\"ip netns exec host-{rank}\"; it must exec the program. "
+                 "Default: $RONDO_RUN_RANK_WRAPPER, else none");
   app.prefix_command();
   app.footer("Everything from the program name on is passed to the program.");
   try {
@@ -733,7 +831,8 @@ int Main(int argc, char** argv) {
   }
   auto usage = [](const std::string& what) {
     std::fprintf(stderr, "rondo-run: %s\nUsage: rondo-run -n N [--bind none|core] "
-                         "[--kill-grace SECONDS] [--timeout SECONDS] prog args...\n",
+                         "[--kill-grace SECONDS] [--timeout SECONDS] "
+                         "[--rank-wrapper \"CMD ARGS {rank}\"] prog args...\n",
                  what.c_str());
     return kUsageError;
   };
@@ -752,6 +851,23 @@ int Main(int argc, char** argv) {
       return usage("--timeout " + std::to_string(timeout_s) +
                    " is out of range; allowed: more than 0 seconds");
     options.timeout_s = timeout_s;
+  }
+  // The wrapper: the option, else the environment (where an empty value
+  // means none, as unset).
+  std::string wrapper_source = "--rank-wrapper";
+  if (app.count("--rank-wrapper") == 0) {
+    const char* env = std::getenv("RONDO_RUN_RANK_WRAPPER");
+    wrapper_text = env != nullptr ? env : "";
+    wrapper_source = "RONDO_RUN_RANK_WRAPPER";
+  }
+  if (app.count("--rank-wrapper") > 0 || !wrapper_text.empty()) {
+    const std::string problem =
+        SplitRankWrapper(wrapper_text, &options.rank_wrapper);
+    if (!problem.empty())
+      return usage("invalid " + wrapper_source + " '" + wrapper_text +
+                   "': " + problem +
+                   "; allowed: a command and its arguments, with {rank} "
+                   "for the rank, e.g. 'ip netns exec host-{rank}'");
   }
   options.command = app.remaining();
   if (!options.command.empty() && options.command.front() == "--")

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Test of the emulated cluster (bench/cluster/cluster.sh, docs/cluster.md).
+# Usage: cluster_test.sh CLUSTER_SH NETTOOL_PY RONDO_RUN NMAD_CHECK
+#
+# A 3-host cluster at 100 Mbit/s must: give each host its address and no
+# way to the machine's own interfaces; let the hosts reach each other; limit
+# a TCP transfer to 60-110% of the rate, in each direction of a link (an
+# incast of two senders into one host is limited by the switch port too);
+# run an nmad job across the hosts through `rondo-run --rank-wrapper` with
+# UCX over TCP, whose bytes go through the hosts' interfaces; and leave no
+# namespace behind, also after a failing command, a failure inside `up` and
+# a SIGTERM during `run`. The root namespace's interfaces must not change.
+#
+# Needs root and network namespaces. Only when `cluster.sh check` says this
+# machine cannot emulate a cluster does it print "SKIP: <reason>" and exit 0:
+# a skip is not a pass (nothing was checked). No sleeps: readiness is read
+# from fifos with bounded timeouts.
+set -uo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"
+CLUSTER=$1 NETTOOL=$2 RUN=$3 CHECK=$4
+for f in "$CLUSTER" "$NETTOOL" "$RUN" "$CHECK"; do
+  [[ -e $f ]] || { echo "FAIL: $f not found"; exit 1; }
+done
+TMP=$(mktemp -d "${TEST_TMPDIR:-/tmp}/cluster.XXXXXX")
+OUT=$TMP/out ERR=$TMP/err
+P=rct$$             # this run's prefix: never a user's cluster
+PREFIXES=("$P" "${P}r" "${P}f" "${P}t")
+LISTENER=
+
+cleanup() {
+  [[ -z $LISTENER ]] || kill "$LISTENER" 2>/dev/null
+  local p
+  for p in "${PREFIXES[@]}"; do "$CLUSTER" down --prefix "$p" >/dev/null 2>&1; done
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- last stdout"; cat "$OUT" 2>/dev/null
+  echo "--- last stderr"; cat "$ERR" 2>/dev/null
+  exit 1
+}
+ok() { echo "ok: $*"; }
+namespaces_of() {  # the namespaces of a prefix
+  ip netns list | awk '{print $1}' | grep -E "^$1-(sw|[0-9]+)\$" || true
+}
+tx_bytes() {  # host interface's transmitted bytes
+  ip netns exec "$P-$1" cat /sys/class/net/rc0/statistics/tx_bytes
+}
+# listen HOST PORT RESULT: starts a receiver in host HOST and waits until
+# it listens (bounded); its pid is in $! of the caller's LISTEN_PID.
+listen() {
+  local fifo=$TMP/ready.$1.$2 line=
+  rm -f "$fifo"
+  mkfifo "$fifo" || fail "mkfifo"
+  ip netns exec "$P-$1" python3 "$NETTOOL" listen --bind "10.77.0.$(($1 + 1))" \
+    --port "$2" --ready "$fifo" --timeout 60 >"$3" 2>"$3.err" &
+  LISTEN_PID=$!
+  read -r -t 20 line <"$fifo"
+  [[ $line == ready ]] || fail "the receiver in $P-$1 did not listen within 20 s: $(cat "$3.err")"
+}
+field() {  # JSON_FILE KEY: a number from nettool's one-line JSON
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+in_range() {  # VALUE LOW HIGH (floats)
+  awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'
+}
+
+# ---- can this machine do it at all? ----
+if ! "$CLUSTER" check >"$OUT" 2>"$ERR"; then
+  echo "SKIP: $(grep -- '^  - ' "$ERR" | sed 's/^  - //' | paste -sd ';' -)"
+  echo "(a skip is not a pass: nothing was checked; cluster.sh check says:)"
+  cat "$OUT" "$ERR"
+  exit 0
+fi
+ok "cluster.sh check: $(tail -1 "$OUT")"
+command -v python3 >/dev/null || fail "python3 is missing (the probes of nettool.py need it)"
+
+ROOT_LINKS_BEFORE=$(ip -o link show | awk -F': ' '{print $2}' | sort)
+ROOT_ADDRS=$(ip -4 -o addr show | awk '{sub(/\/.*/, "", $4); print $4}')
+
+# ---- argument errors: clear messages, nothing created ----
+"$CLUSTER" up 0 --prefix "$P" >"$OUT" 2>"$ERR" && fail "up 0 succeeded"
+grep -q "invalid host count '0'; allowed: 1..250" "$ERR" || fail "up 0: unclear message"
+"$CLUSTER" up 3 --rate fast --prefix "$P" >"$OUT" 2>"$ERR" && fail "--rate fast accepted"
+grep -q "invalid --rate 'fast'" "$ERR" || fail "--rate fast: unclear message"
+"$CLUSTER" up 3 --prefix "Bad-1" >"$OUT" 2>"$ERR" && fail "--prefix Bad-1 accepted"
+grep -q "invalid --prefix 'Bad-1'" "$ERR" || fail "--prefix Bad-1: unclear message"
+[[ -z $(namespaces_of "$P") ]] || fail "a rejected command created namespaces"
+ok "bad arguments are refused with their value named"
+
+# ---- up ----
+"$CLUSTER" up 3 --rate 100mbit --prefix "$P" >"$OUT" 2>"$ERR" || fail "up 3 failed"
+want=$(printf '%s\n' "$P-0" "$P-1" "$P-2" "$P-sw" | sort)
+[[ $(namespaces_of "$P" | sort) == "$want" ]] ||
+  fail "namespaces: got '$(namespaces_of "$P" | tr '\n' ' ')', expected '$(echo "$want" | tr '\n' ' ')'"
+"$CLUSTER" up 2 --prefix "$P" >"$OUT" 2>"$ERR" && fail "a second up with the same prefix succeeded"
+grep -q "exists already" "$ERR" || fail "second up: unclear message"
+[[ $(namespaces_of "$P" | sort) == "$want" ]] || fail "a refused up changed the cluster"
+for i in 0 1 2; do
+  addr=$(ip -n "$P-$i" -4 -o addr show dev rc0 | awk '{print $4}')
+  [[ $addr == "10.77.0.$((i + 1))/24" ]] || fail "$P-$i: rc0 has '$addr', expected 10.77.0.$((i + 1))/24"
+  state=$(ip -n "$P-$i" -br link show dev rc0 | awk '{print $2}')
+  [[ $state == UP ]] || fail "$P-$i: rc0 is $state"
+  [[ $(ip -n "$P-$i" -br link show dev lo | awk '{print $2}') == UNKNOWN ]] || fail "$P-$i: lo is not up"
+  tc -n "$P-$i" qdisc show dev rc0 | grep -q "tbf 1: root .*rate 100Mbit" ||
+    fail "$P-$i: no 100 Mbit tbf on rc0: $(tc -n "$P-$i" qdisc show dev rc0)"
+  tc -n "$P-sw" qdisc show dev "p$i" | grep -q "tbf 1: root .*rate 100Mbit" ||
+    fail "$P-sw: no 100 Mbit tbf on p$i"
+  # Only the subnet's route: nothing leads out of the cluster.
+  routes=$(ip -n "$P-$i" -4 route show)
+  [[ $routes == "10.77.0.0/24 dev rc0 proto kernel scope link src 10.77.0.$((i + 1)) " ||
+    $routes == "10.77.0.0/24 dev rc0 proto kernel scope link src 10.77.0.$((i + 1))" ]] ||
+    fail "$P-$i: unexpected routes: $routes"
+done
+ip -n "$P-sw" -br link show dev br0 | grep -q UP || fail "br0 is not up in $P-sw"
+[[ $("$CLUSTER" exec 1 --prefix "$P" -- ip -4 -o addr show dev rc0 | awk '{print $4}') == 10.77.0.2/24 ]] ||
+  fail "exec 1 did not run inside $P-1"
+[[ $(ip -o link show | awk -F': ' '{print $2}' | sort) == "$ROOT_LINKS_BEFORE" ]] ||
+  fail "up changed the root namespace's interfaces"
+ok "3 hosts with their addresses, tbf at 100 Mbit/s on both ends of each link; root namespace untouched"
+
+# ---- traffic stays inside ----
+# A listener on every address of the root namespace; no host may reach it
+# (not even through 127.0.0.1, which in a host is the host's own loopback).
+PORT=$((20000 + $$ % 20000))
+rm -f "$TMP/root.ready"; mkfifo "$TMP/root.ready" || fail "mkfifo"
+python3 "$NETTOOL" listen --bind 0.0.0.0 --port "$PORT" --ready "$TMP/root.ready" --timeout 60 \
+  >"$TMP/root.out" 2>&1 &
+LISTENER=$!
+read -r -t 20 line <"$TMP/root.ready"
+[[ $line == ready ]] || fail "the root namespace's listener did not start"
+for a in $ROOT_ADDRS; do
+  "$CLUSTER" exec 0 --prefix "$P" -- python3 "$NETTOOL" connect --to "$a" --port "$PORT" --timeout 2 \
+    >"$OUT" 2>"$ERR" && fail "$P-0 reached the root namespace's $a:$PORT"
+  if [[ $a != 127.* ]]; then
+    "$CLUSTER" exec 0 --prefix "$P" -- python3 "$NETTOOL" ping "$a" --count 1 --timeout 1 \
+      >"$OUT" 2>"$ERR" && fail "$P-0 pinged the root namespace's $a"
+  fi
+done
+# The listener was alive all along: the root namespace itself reaches it.
+python3 "$NETTOOL" connect --to 127.0.0.1 --port "$PORT" >"$OUT" 2>"$ERR" ||
+  fail "control: the root namespace cannot reach its own listener"
+wait "$LISTENER"
+LISTENER=
+ok "no host reaches the root namespace ($(echo "$ROOT_ADDRS" | tr '\n' ' '))"
+
+# ---- hosts reach each other ----
+for i in 0 1 2; do
+  for j in 0 1 2; do
+    ((i != j)) || continue
+    "$CLUSTER" exec "$i" --prefix "$P" -- python3 "$NETTOOL" ping "10.77.0.$((j + 1))" --count 3 \
+      >"$OUT" 2>"$ERR" || fail "$P-$i cannot ping 10.77.0.$((j + 1))"
+    grep -q "3/3 replies" "$OUT" || fail "$P-$i -> $P-$j: $(cat "$OUT")"
+  done
+done
+ok "every host pings every other ($(cat "$OUT"))"
+
+# ---- the rate limit ----
+# One flow 0 -> 1: its goodput must be 60-110% of 100 Mbit/s (TCP/IP and
+# Ethernet headers take ~5%).
+BYTES=25000000  # 2 s at 100 Mbit/s
+listen 1 5001 "$TMP/flow.json"
+pid=$LISTEN_PID
+"$CLUSTER" exec 0 --prefix "$P" -- python3 "$NETTOOL" send --to 10.77.0.2 --port 5001 --bytes $BYTES \
+  >"$OUT" 2>"$ERR" || fail "send 0 -> 1 failed"
+wait "$pid" || fail "receiver failed: $(cat "$TMP/flow.json.err")"
+[[ $(field "$TMP/flow.json" bytes) == "$BYTES" ]] || fail "received $(field "$TMP/flow.json" bytes) of $BYTES bytes"
+rate=$(field "$TMP/flow.json" bits_per_s)
+in_range "$rate" 60e6 110e6 || fail "one flow at $(awk -v r="$rate" 'BEGIN{printf "%.1f", r/1e6}') Mbit/s; expected 60-110 Mbit/s"
+ok "one flow $P-0 -> $P-1: $(awk -v r="$rate" 'BEGIN{printf "%.1f", r/1e6}') Mbit/s (limit 100)"
+
+# Incast: 0 -> 1 and 2 -> 1 at once. Each sender's own link allows 100, so
+# only the switch port's limit towards host 1 keeps the sum at 100.
+listen 1 5002 "$TMP/in0.json"; pid0=$LISTEN_PID
+listen 1 5003 "$TMP/in2.json"; pid2=$LISTEN_PID
+"$CLUSTER" exec 0 --prefix "$P" -- python3 "$NETTOOL" send --to 10.77.0.2 --port 5002 --bytes $BYTES \
+  >"$TMP/s0.out" 2>&1 &
+s0=$!
+"$CLUSTER" exec 2 --prefix "$P" -- python3 "$NETTOOL" send --to 10.77.0.2 --port 5003 --bytes $BYTES \
+  >"$TMP/s2.out" 2>&1 &
+s2=$!
+wait "$s0" || fail "incast sender 0 failed: $(cat "$TMP/s0.out")"
+wait "$s2" || fail "incast sender 2 failed: $(cat "$TMP/s2.out")"
+wait "$pid0" && wait "$pid2" || fail "incast receivers failed"
+sum=$(python3 - "$TMP/in0.json" "$TMP/in2.json" <<'PY'
+import json, sys
+r = [json.load(open(f)) for f in sys.argv[1:]]
+span = max(x["t_end"] for x in r) - min(x["t_start"] for x in r)
+print(sum(x["bytes"] for x in r) * 8 / span)
+PY
+)
+in_range "$sum" 60e6 110e6 ||
+  fail "incast into $P-1 at $(awk -v r="$sum" 'BEGIN{printf "%.1f", r/1e6}') Mbit/s in total; expected 60-110 (the switch port's limit)"
+ok "incast $P-0 + $P-2 -> $P-1: $(awk -v r="$sum" 'BEGIN{printf "%.1f", r/1e6}') Mbit/s in total (limit 100)"
+
+# ---- a Rondo job across the hosts: rondo-run --rank-wrapper, UCX over TCP ----
+# nmad_check's "large" moves 64 MiB from rank 0 to rank 1 and back, which
+# must show in both hosts' interface counters; the ranks find rc0 through
+# UCX_NET_DEVICES, which exists only inside the hosts.
+before0=$(tx_bytes 0) before1=$(tx_bytes 1)
+UCX_TLS=tcp UCX_NET_DEVICES=rc0 RONDO_PROGRESS=none UCX_MEM_MMAP_HOOK_MODE=none \
+  timeout 240 "$RUN" -n 3 --timeout 200 --rank-wrapper "$(command -v ip) netns exec $P-{rank}" \
+  "$CHECK" ordering am large >"$OUT" 2>"$ERR"
+rc=$?
+[[ $rc -eq 0 ]] || fail "the nmad job across the hosts exited with $rc"
+for c in ordering am large; do grep -q "^case $c ok" "$OUT" || fail "case $c did not pass"; done
+for r in 0 1 2; do grep -q "^rank $r ok (rondo-run bootstrap" "$OUT" || fail "rank $r did not finish"; done
+sent0=$(($(tx_bytes 0) - before0)) sent1=$(($(tx_bytes 1) - before1))
+((sent0 >= 64 << 20 && sent1 >= 64 << 20)) ||
+  fail "the job's 64 MiB each way did not go through the hosts' rc0: $P-0 sent $sent0, $P-1 sent $sent1 bytes"
+ok "nmad job (ordering, am, large) on 3 hosts via rondo-run --rank-wrapper; $P-0 sent $sent0, $P-1 sent $sent1 bytes on rc0"
+
+# A rank for a host that does not exist: the launcher fails with ip's reason.
+timeout 60 "$RUN" -n 4 --rank-wrapper "$(command -v ip) netns exec $P-{rank}" "$CHECK" ordering \
+  >"$OUT" 2>"$ERR" && fail "a 4-rank job on 3 hosts succeeded"
+grep -q "Cannot open network namespace \"$P-3\"" "$ERR" || fail "no clear error for the missing host $P-3"
+grep -q "rondo-run: rank 3 (pid [0-9]*) exited with status" "$ERR" || fail "rondo-run did not name rank 3"
+ok "a rank without a host fails clearly"
+
+# ---- down, twice ----
+"$CLUSTER" down --prefix "$P" >"$OUT" 2>"$ERR" || fail "down failed"
+[[ -z $(namespaces_of "$P") ]] || fail "down left $(namespaces_of "$P")"
+"$CLUSTER" down --prefix "$P" >"$OUT" 2>"$ERR" || fail "a second down failed"
+ok "down removes everything, and may be repeated"
+
+# ---- run: the job through the exported wrapper, then down ----
+"$CLUSTER" run 3 --rate 1gbit --prefix "${P}r" -- \
+  env RONDO_PROGRESS=none UCX_MEM_MMAP_HOOK_MODE=none timeout 120 "$RUN" -n 3 "$CHECK" ordering am \
+  >"$OUT" 2>"$ERR" || fail "cluster.sh run with an nmad job failed"
+for r in 0 1 2; do grep -q "^rank $r ok" "$OUT" || fail "run: rank $r did not finish"; done
+[[ -z $(namespaces_of "${P}r") ]] || fail "run left $(namespaces_of "${P}r")"
+"$CLUSTER" run 2 --prefix "${P}r" -- sh -c \
+  'echo "wrapper=$RONDO_RUN_RANK_WRAPPER tls=$UCX_TLS dev=$UCX_NET_DEVICES hosts=$CLUSTER_HOSTS"; exit 7' \
+  >"$OUT" 2>"$ERR"
+rc=$?
+[[ $rc -eq 7 ]] || fail "run exited with $rc, expected the command's 7"
+grep -q "wrapper=.*ip netns exec ${P}r-{rank} tls=tcp dev=rc0 hosts=2" "$OUT" || fail "run's environment: $(cat "$OUT")"
+[[ -z $(namespaces_of "${P}r") ]] || fail "run left $(namespaces_of "${P}r") after a failing command"
+ok "run exports the wrapper and UCX settings, exits with the command's status, and cleans up after a failure"
+
+# ---- a failure inside up removes what was created ----
+CLUSTER_FAULT_AFTER_HOSTS=2 "$CLUSTER" up 3 --prefix "${P}f" >"$OUT" 2>"$ERR" && fail "up with an injected failure succeeded"
+grep -q "up failed; removing what was created" "$ERR" || fail "up's failure was not reported"
+[[ -z $(namespaces_of "${P}f") ]] || fail "a failed up left $(namespaces_of "${P}f")"
+CLUSTER_FAULT_AFTER_HOSTS=1 "$CLUSTER" run 3 --prefix "${P}f" -- true >"$OUT" 2>"$ERR" &&
+  fail "run with an injected failure succeeded"
+[[ -z $(namespaces_of "${P}f") ]] || fail "a failed run left $(namespaces_of "${P}f")"
+ok "a failure in the middle of up (or run) removes everything"
+
+# ---- SIGTERM during run: the command is stopped, the cluster removed ----
+rm -f "$TMP/started"; mkfifo "$TMP/started"
+"$CLUSTER" run 2 --prefix "${P}t" -- sh -c "echo started > '$TMP/started'; exec tail -f /dev/null" \
+  >"$OUT" 2>"$ERR" &
+runpid=$!
+read -r -t 30 line <"$TMP/started"
+[[ $line == started ]] || { kill -KILL $runpid; fail "run's command never started"; }
+[[ -n $(namespaces_of "${P}t") ]] || fail "no cluster while run's command runs"
+kill -TERM $runpid
+timeout 30 tail --pid=$runpid -f /dev/null || fail "run did not exit within 30 s of SIGTERM"
+wait $runpid
+rc=$?
+[[ $rc -eq 143 ]] || fail "run exited with $rc after SIGTERM, expected 143"
+[[ -z $(namespaces_of "${P}t") ]] || fail "SIGTERM left $(namespaces_of "${P}t")"
+grep -q "got SIGTERM; forwarding it to the command" "$ERR" || fail "run did not forward SIGTERM"
+ok "SIGTERM during run stops the command and removes the cluster"
+
+# ---- nothing left ----
+for p in "${PREFIXES[@]}"; do
+  [[ -z $(namespaces_of "$p") ]] || fail "left behind: $(namespaces_of "$p")"
+done
+[[ $(ip -o link show | awk -F': ' '{print $2}' | sort) == "$ROOT_LINKS_BEFORE" ]] ||
+  fail "the root namespace's interfaces changed"
+echo "PASS"
