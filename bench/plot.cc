@@ -16,7 +16,8 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-// `rel` in this binary's runfiles, else in the source tree; "" if absent.
+}  // namespace
+
 std::string FindRunfile(const char* argv0, const std::string& rel) {
   std::vector<std::string> candidates;
   for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"})
@@ -35,6 +36,8 @@ std::string FindRunfile(const char* argv0, const std::string& rel) {
     if (std::filesystem::exists(c)) return c;
   return "";
 }
+
+namespace {
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";

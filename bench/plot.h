@@ -11,6 +11,10 @@ namespace rondo::bench {
 // (BUILD_WORKING_DIRECTORY), else from the current directory; "" stays "".
 std::string UserPath(const std::string& path);
 
+// `rel` (a workspace path such as "bench/bcast_rondo") in this binary's
+// runfiles or the source tree; "" if absent.
+std::string FindRunfile(const char* argv0, const std::string& rel);
+
 // Runs `script_rel` (a path in the workspace, e.g. "bench/splittree_plot.py",
 // found in this binary's runfiles or the source tree) with a python3 that
 // can import matplotlib, as `script JSON_PATH PLOT_DIR`. Without the script
