@@ -41,30 +41,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string Program(const char* argv0, const std::string& rel) {
-  std::string p = FindRunfile(argv0, rel);
-  if (p.empty()) {
-    // bazel-out/<cfg>/bin/bench/bcast -> bazel-out/<cfg>/bin/<rel>
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n > 0) {
-      buf[n] = '\0';
-      auto c = std::filesystem::path(buf).parent_path().parent_path() / rel;
-      if (std::filesystem::exists(c)) p = c.string();
-    }
-  }
-  if (p.empty())
-    throw std::runtime_error(rel + " not found next to this binary or in its "
-                             "runfiles (run it with bazel run)");
-  // Absolute: the cluster script runs the job from another directory.
-  return std::filesystem::absolute(p).lexically_normal().string();
-}
 
 struct Args {
   std::string json_path, rate = "250mbit", algos = "naive,binomial,dynamic";
@@ -75,8 +51,8 @@ struct Args {
 };
 
 int Run(const char* argv0, const Args& a) {
-  const std::string rondo_run = Program(argv0, "drivers/bootstrap/rondo-run");
-  const std::string prog = Program(argv0, "bench/bcast_rondo");
+  const std::string rondo_run = FindProgram(argv0, "drivers/bootstrap/rondo-run");
+  const std::string prog = FindProgram(argv0, "bench/bcast_rondo");
   const int ranks = a.max_p + 1;
   const std::string out =
       (std::filesystem::temp_directory_path() /
@@ -88,9 +64,9 @@ int Run(const char* argv0, const Args& a) {
     const std::string prefix = "rbc" + std::to_string(getpid() % 100000);
     wrapper = "ip netns exec " + prefix + "-{rank}";
     if (!a.queue.empty())
-      job << "env CLUSTER_TBF_LATENCY=" << Quote(a.queue) << " ";
-    job << "bash " << Quote(Program(argv0, "bench/cluster/cluster.sh"))
-        << " run " << ranks << " --rate " << Quote(a.rate) << " --prefix "
+      job << "env CLUSTER_TBF_LATENCY=" << ShellQuote(a.queue) << " ";
+    job << "bash " << ShellQuote(FindProgram(argv0, "bench/cluster/cluster.sh"))
+        << " run " << ranks << " --rate " << ShellQuote(a.rate) << " --prefix "
         << prefix << " -- ";
   }
   // Ranks: a regular binomial tree for MPI_Ibcast, no progress threads (17
@@ -99,12 +75,12 @@ int Run(const char* argv0, const Args& a) {
   job << "env RONDO_COLL_BCAST=binomial RONDO_PROGRESS=none "
       << "UCX_MEM_MMAP_HOOK_MODE=none ";
   if (!a.local) job << "UCX_TLS=tcp UCX_NET_DEVICES=rc0 ";
-  job << Quote(rondo_run) << " -n " << ranks << " --timeout " << a.timeout;
-  if (!wrapper.empty()) job << " --rank-wrapper " << Quote(wrapper);
-  job << " " << Quote(prog) << " --bytes " << a.bytes << " --min-p "
+  job << ShellQuote(rondo_run) << " -n " << ranks << " --timeout " << a.timeout;
+  if (!wrapper.empty()) job << " --rank-wrapper " << ShellQuote(wrapper);
+  job << " " << ShellQuote(prog) << " --bytes " << a.bytes << " --min-p "
       << a.min_p << " --max-p " << a.max_p << " --reps " << a.reps
-      << " --warmup " << a.warmup << " --algos " << Quote(a.algos)
-      << " --out " << Quote(out);
+      << " --warmup " << a.warmup << " --algos " << ShellQuote(a.algos)
+      << " --out " << ShellQuote(out);
   std::printf("bcast: %s\n", job.str().c_str());
   std::fflush(stdout);
   const int rc = std::system(job.str().c_str());

@@ -52,32 +52,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// `rel` in this binary's runfiles, else next to it in bazel-bin.
-std::string Program(const char* argv0, const std::string& rel) {
-  std::string p = FindRunfile(argv0, rel);
-  if (p.empty()) {
-    // bazel-out/<cfg>/bin/bench/cholesky -> bazel-out/<cfg>/bin/<rel>
-    char buf[4096];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n > 0) {
-      buf[n] = '\0';
-      auto c = std::filesystem::path(buf).parent_path().parent_path() / rel;
-      if (std::filesystem::exists(c)) p = c.string();
-    }
-  }
-  if (p.empty())
-    throw std::runtime_error(rel +
-                             " not found next to this binary or in its "
-                             "runfiles (run it with bazel run)");
-  // Absolute: cluster.sh runs the job from another directory.
-  return std::filesystem::absolute(p).string();
-}
 
 // The first three fields of /proc/loadavg ("" if unreadable).
 std::string LoadAverage() {
@@ -101,8 +75,8 @@ struct Args {
 // --local. The same construction as bench/bcast.
 std::string JobCommand(const char* argv0, const Args& a,
                        const std::string& out) {
-  const std::string rondo_run = Program(argv0, "drivers/bootstrap/rondo-run");
-  const std::string prog = Program(argv0, "bench/cholesky_rondo");
+  const std::string rondo_run = FindProgram(argv0, "drivers/bootstrap/rondo-run");
+  const std::string prog = FindProgram(argv0, "bench/cholesky_rondo");
   std::ostringstream job;
   std::string wrapper;
   if (!a.local) {
@@ -110,24 +84,24 @@ std::string JobCommand(const char* argv0, const Args& a,
     const std::string prefix = "rch" + std::to_string(getpid() % 100000);
     wrapper = "ip netns exec " + prefix + "-{rank}";
     if (!a.queue.empty())
-      job << "env CLUSTER_TBF_LATENCY=" << Quote(a.queue) << " ";
-    job << "bash " << Quote(Program(argv0, "bench/cluster/cluster.sh"))
-        << " run " << a.ranks << " --rate " << Quote(a.rate) << " --prefix "
+      job << "env CLUSTER_TBF_LATENCY=" << ShellQuote(a.queue) << " ";
+    job << "bash " << ShellQuote(FindProgram(argv0, "bench/cluster/cluster.sh"))
+        << " run " << a.ranks << " --rate " << ShellQuote(a.rate) << " --prefix "
         << prefix << " -- ";
   }
   job << "env UCX_MEM_MMAP_HOOK_MODE=none ";
   if (!a.local) job << "UCX_TLS=tcp UCX_NET_DEVICES=rc0 ";
-  if (!a.progress.empty()) job << "RONDO_PROGRESS=" << Quote(a.progress) << " ";
-  job << Quote(rondo_run) << " -n " << a.ranks << " --timeout " << a.timeout;
-  if (!wrapper.empty()) job << " --rank-wrapper " << Quote(wrapper);
-  job << " " << Quote(prog) << " --tiles " << Quote(a.tiles)
+  if (!a.progress.empty()) job << "RONDO_PROGRESS=" << ShellQuote(a.progress) << " ";
+  job << ShellQuote(rondo_run) << " -n " << a.ranks << " --timeout " << a.timeout;
+  if (!wrapper.empty()) job << " --rank-wrapper " << ShellQuote(wrapper);
+  job << " " << ShellQuote(prog) << " --tiles " << ShellQuote(a.tiles)
       << " --tile-doubles " << a.tile_doubles << " --potrf-us " << a.potrf_us
       << " --trsm-us " << a.trsm_us << " --syrk-us " << a.syrk_us
       << " --gemm-us " << a.gemm_us << " --reps " << a.reps << " --warmup "
       << a.warmup << " --workers " << a.workers << " --executor "
-      << Quote(a.executor) << " --idle-poll-us " << a.idle_poll_us;
-  if (!a.grid.empty()) job << " --grid " << Quote(a.grid);
-  job << " --out " << Quote(out);
+      << ShellQuote(a.executor) << " --idle-poll-us " << a.idle_poll_us;
+  if (!a.grid.empty()) job << " --grid " << ShellQuote(a.grid);
+  job << " --out " << ShellQuote(out);
   return job.str();
 }
 

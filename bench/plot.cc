@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 namespace rondo::bench {
@@ -37,7 +38,23 @@ std::string FindRunfile(const char* argv0, const std::string& rel) {
   return "";
 }
 
-namespace {
+std::string FindProgram(const char* argv0, const std::string& rel) {
+  std::string p = FindRunfile(argv0, rel);
+  if (p.empty()) {
+    // bazel-out/<cfg>/bin/bench/X -> bazel-out/<cfg>/bin/<rel>
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n > 0) {
+      buf[n] = '\0';
+      auto c = std::filesystem::path(buf).parent_path().parent_path() / rel;
+      if (std::filesystem::exists(c)) p = c.string();
+    }
+  }
+  if (p.empty())
+    throw std::runtime_error(rel + " not found next to this binary or in its "
+                             "runfiles (run it with bazel run)");
+  return std::filesystem::absolute(p).lexically_normal().string();
+}
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -49,6 +66,8 @@ std::string ShellQuote(const std::string& s) {
   }
   return out + "'";
 }
+
+namespace {
 
 // A Python 3 that can import matplotlib: the one on PATH, else Debian's
 // (python3-matplotlib installs for /usr/bin/python3). "" if none.

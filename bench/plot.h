@@ -15,6 +15,14 @@ std::string UserPath(const std::string& path);
 // runfiles or the source tree; "" if absent.
 std::string FindRunfile(const char* argv0, const std::string& rel);
 
+// FindRunfile, else `rel` next to this binary in bazel-out/<cfg>/bin, as an
+// absolute path (jobs may run from another directory). Throws
+// std::runtime_error naming `rel` when it is nowhere.
+std::string FindProgram(const char* argv0, const std::string& rel);
+
+// `s` quoted for a POSIX shell command line.
+std::string ShellQuote(const std::string& s);
+
 // Runs `script_rel` (a path in the workspace, e.g. "bench/splittree_plot.py",
 // found in this binary's runfiles or the source tree) with a python3 that
 // can import matplotlib, as `script JSON_PATH PLOT_DIR`. Without the script

@@ -18,6 +18,20 @@ namespace {
 
 enum class SendMode { kStandard, kSynchronous };
 
+// The bytes a send of (buf, count, type) puts on the wire: the user's buffer
+// for a contiguous type, else its packing into r.staging (r keeps the type
+// alive while in flight).
+const void* SendBytes(const void* buf, int count, const TypePtr& type,
+                      MpiRequest& r) {
+  const size_t bytes = static_cast<size_t>(count) * type->size();
+  if (type->is_contiguous() || bytes == 0)
+    return bytes ? static_cast<const uint8_t*>(buf) + type->true_lb() : buf;
+  r.staging.resize(bytes);
+  type->Pack(buf, count, r.staging.data());
+  r.type = type;
+  return r.staging.data();
+}
+
 // Starts a send into `r` (not yet in the request table).
 int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
               int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
@@ -40,15 +54,7 @@ int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
     return MPI_SUCCESS;
   }
   const size_t bytes = static_cast<size_t>(count) * type->size();
-  const void* data;
-  if (type->is_contiguous() || bytes == 0) {
-    data = bytes ? static_cast<const uint8_t*>(buf) + type->true_lb() : buf;
-  } else {
-    r.staging.resize(bytes);
-    type->Pack(buf, count, r.staging.data());
-    data = r.staging.data();
-    r.type = type;
-  }
+  const void* data = SendBytes(buf, count, type, r);
   r.kind = MpiRequest::Kind::kSend;
   Status s = mode == SendMode::kSynchronous
                  ? comm->p2p->Issend(comm->world[dest], tag, data, bytes, r.req)
@@ -151,15 +157,7 @@ int StartDynamicBcast(State& st, const void* buf, int count, MPI_Datatype dt,
   r.comm = comm;
   r.fn = fn;
   const size_t bytes = static_cast<size_t>(count) * type->size();
-  const void* data;
-  if (type->is_contiguous() || bytes == 0) {
-    data = bytes ? static_cast<const uint8_t*>(buf) + type->true_lb() : buf;
-  } else {
-    r.staging.resize(bytes);
-    type->Pack(buf, count, r.staging.data());
-    data = r.staging.data();
-    r.type = type;
-  }
+  const void* data = SendBytes(buf, count, type, r);
   r.kind = MpiRequest::Kind::kSend;
   std::string why;
   Status s = comm->p2p->DynamicBroadcast(data, bytes, tag, targets, r.req,
