@@ -258,6 +258,11 @@ struct BcastOp {
   std::atomic<size_t> left{0};
   std::atomic<int> worst{static_cast<int>(Status::kOk)};
   Request* user = nullptr;  // the root's request
+  // Forwarders whose receive was posted when the header came: the data is
+  // received into that receive's buffer, forwarded from it, and the
+  // receive completes once the forwarding sends are over (the user gets
+  // the buffer back only when nothing reads it any more).
+  RecvOp* in_place = nullptr;
   Request body;             // forwarders: the data's receive
   std::atomic<int> body_status{static_cast<int>(Status::kOk)};
   engine::Task task;        // forwarders: forward and deliver
@@ -317,7 +322,8 @@ struct CoreImpl final : drivers::PacketSink {
     std::atomic<uint64_t> packets_sent{0}, packets_received{0},
         chunks_sent{0}, eager_sent{0}, rendezvous_sent{0}, unexpected{0},
         bad_packets{0}, am_dropped{0}, reordered{0}, bcast_sent{0},
-        bcast_forwarded{0}, bcast_delivered{0}, bcast_dropped{0};
+        bcast_forwarded{0}, bcast_delivered{0}, bcast_dropped{0},
+        bcast_in_place{0};
   } counters;
 
   // ---- rails ----
@@ -893,6 +899,12 @@ struct CoreImpl final : drivers::PacketSink {
     }
     Match(s, peer, c, stash);
     ++from.expected;
+    MatchReordered(s, peer, from);
+  }
+
+  // Session lock held: matches the chunks from `peer` kept for the
+  // sequence numbers that are now next.
+  void MatchReordered(SessionState* s, int peer, PeerRecvState& from) {
     for (auto it = from.reorder.find(from.expected); it != from.reorder.end();
          it = from.reorder.find(from.expected)) {
       Stashed* next = it->second;
@@ -908,8 +920,8 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   // Session lock held. Removes and returns the receive that a message from
-  // `peer` with `tag` matches, or null.
-  RecvOp* TakePosted(SessionState* s, int peer, int tag) {
+  // `peer` with `tag` matches, or null; with `peek`, leaves it posted.
+  RecvOp* TakePosted(SessionState* s, int peer, int tag, bool peek = false) {
     RecvOp* exact = nullptr;
     auto bucket = s->posted_exact.find(MatchKey(peer, tag));
     if (bucket != s->posted_exact.end() && !bucket->second.empty())
@@ -919,10 +931,10 @@ struct CoreImpl final : drivers::PacketSink {
     if (wild != s->posted_wild.end() &&
         (exact == nullptr || (*wild)->post_seq < exact->post_seq)) {
       RecvOp* r = *wild;
-      s->posted_wild.erase(wild);
+      if (!peek) s->posted_wild.erase(wild);
       return r;
     }
-    if (exact) {
+    if (exact && !peek) {
       bucket->second.pop_front();
       if (bucket->second.empty()) s->posted_exact.erase(bucket);
     }
@@ -1269,6 +1281,12 @@ struct CoreImpl final : drivers::PacketSink {
   static void FinishBcast(BcastOp* op) noexcept {
     if (op->user != nullptr)
       op->user->Complete(static_cast<Status>(op->worst.load()));
+    if (RecvOp* r = op->in_place) {
+      // A failed forwarding send is the subtree's loss, not this receive's.
+      FinishUser(r, Status::kOk);
+      delete r;
+      op->in_place = nullptr;
+    }
     op->finished.store(true, std::memory_order_release);
   }
 
@@ -1364,23 +1382,61 @@ struct CoreImpl final : drivers::PacketSink {
     BcastOp* o = op.get();
     o->core = c;
     o->len = h.length;
-    o->data = std::make_shared<std::vector<uint8_t>>(h.length);
-    o->bytes = o->data->data();
+    o->in_place = c->ClaimInPlace(h);
+    if (o->in_place != nullptr) {
+      o->bytes = o->in_place->buf;
+      c->counters.bcast_in_place.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      o->data = std::make_shared<std::vector<uint8_t>>(h.length);
+      o->bytes = o->data->data();
+    }
     o->in = std::move(h);
     o->task.Init(&CoreImpl::BcastForward, o, c->task_cpus,
                  {.name = "nmad.bcast"});
     o->body.set_completion(&CoreImpl::BcastBodyDone, o);
     c->KeepBcast(std::move(op));
-    Status st = m.ReceiveBody(o->data->data(), o->len, o->body);
+    Status st = m.ReceiveBody(const_cast<uint8_t*>(o->bytes), o->len, o->body);
     if (st != Status::kOk) {
       c->counters.bcast_dropped.fetch_add(1);
+      if (o->in_place != nullptr) {
+        FinishUser(o->in_place, st);
+        delete o->in_place;
+        o->in_place = nullptr;
+      }
       o->finished.store(true, std::memory_order_release);
     }
+  }
+
+  // The receive that the broadcast described by `h` is matched to, taken
+  // now if the message it carries is the next one from the root and a
+  // posted receive matches it with room for all the data; else null (the
+  // data is then kept and delivered like a message: InjectBroadcast).
+  // Matching at the header, before the data is here, is what a rendezvous
+  // does; the root's order is kept because the message is the next one.
+  RecvOp* ClaimInPlace(const BroadcastHeader& h) noexcept {
+    SessionState* s = FindSession(h.session);
+    if (s == nullptr) return nullptr;
+    std::lock_guard<SpinLock> lock(s->mu);
+    PeerRecvState& from = s->from[h.root];
+    if (from.expected != h.self_seq) return nullptr;
+    RecvOp* r = TakePosted(s, h.root, h.tag, /*peek=*/true);
+    if (r == nullptr || r->len < h.length) return nullptr;
+    TakePosted(s, h.root, h.tag);
+    r->peer = h.root;
+    if (r->req) r->req->info_ = RecvInfo{h.root, h.tag, h.length, h.length};
+    ++from.expected;
+    MatchReordered(s, h.root, from);
+    return r;
   }
 
   static void BcastBodyDone(Request&, Status st, void* arg) noexcept {
     auto* o = static_cast<BcastOp*>(arg);
     o->body_status.store(static_cast<int>(st), std::memory_order_release);
+    if (st != Status::kOk && o->in_place != nullptr) {
+      FinishUser(o->in_place, st);  // the task then only counts the drop
+      delete o->in_place;
+      o->in_place = nullptr;
+    }
     if (o->core->engine->Submit(o->task) != Status::kOk)
       o->finished.store(true, std::memory_order_release);
   }
@@ -1396,6 +1452,13 @@ struct CoreImpl final : drivers::PacketSink {
     }
     if (!o->in.forward.empty())
       c->counters.bcast_forwarded.fetch_add(1, std::memory_order_relaxed);
+    if (o->in_place != nullptr) {
+      // Matched already: delivered here when the forwarding is over.
+      c->counters.bcast_delivered.fetch_add(1, std::memory_order_relaxed);
+      c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
+                           o->in.forward);
+      return engine::TaskResult::kDone;
+    }
     c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
                          o->in.forward);
     c->InjectBroadcast(o->in.session, o->in.root, o->in.self_seq, o->in.tag,
@@ -2030,6 +2093,7 @@ CoreStats Core::stats() const noexcept {
   s.bcast_sent = k.bcast_sent.load();
   s.bcast_forwarded = k.bcast_forwarded.load();
   s.bcast_delivered = k.bcast_delivered.load();
+  s.bcast_in_place = k.bcast_in_place.load();
   s.bcast_dropped = k.bcast_dropped.load();
   for (int i = 0; i < impl_->loopback && i < 8; ++i)
     s.rail_bytes[i] = impl_->rails[i]->bytes.load();

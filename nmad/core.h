@@ -254,6 +254,7 @@ struct CoreStats {
   uint64_t bcast_forwarded = 0;  // received broadcasts forwarded further
   uint64_t bcast_delivered = 0;  // broadcast data delivered here
   uint64_t bcast_dropped = 0;    // malformed or failed broadcasts dropped
+  uint64_t bcast_in_place = 0;   // received straight into a posted receive
   uint64_t rail_bytes[8] = {};  // bytes sent per rail (rendezvous data)
 };
 

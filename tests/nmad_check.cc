@@ -672,6 +672,8 @@ void DynBcastShapes(Ctx& c) {
     if (c.size <= 16 || r == 0 || r == c.size / 2 || r == c.size - 1)
       roots.push_back(r);
   uint64_t delivered = c.core.stats().bcast_delivered;
+  const uint64_t in_place_before = c.core.stats().bcast_in_place;
+  uint64_t early_here = 0;  // every one of these is received in place
   int iter = 0;
   for (int root : roots) {
     for (int m = 1; m < c.size; ++m, ++iter) {
@@ -701,6 +703,7 @@ void DynBcastShapes(Ctx& c) {
                    Status::kOk);
         } else {
           ++delivered;
+          ++early_here;
         }
         CHECK_EQ(c.core.Wait(req), Status::kOk);
         CHECK_EQ(req.info().source, root);
@@ -711,9 +714,15 @@ void DynBcastShapes(Ctx& c) {
       CHECK_EQ(c.core.Barrier(), Status::kOk);  // forwarding done everywhere
     }
   }
+  // A receive posted before its header arrives (and the next from its
+  // root) takes the data straight into its buffer; one posted later gets
+  // the kept copy.
+  CHECK_EQ(c.core.stats().bcast_in_place - in_place_before, early_here);
   if (c.rank == 0)
-    std::printf("dynbcast_shapes: %d broadcasts, delivered here %llu\n", iter,
-                static_cast<unsigned long long>(c.core.stats().bcast_delivered));
+    std::printf("dynbcast_shapes: %d broadcasts, delivered here %llu, "
+                "%llu in place\n", iter,
+                static_cast<unsigned long long>(c.core.stats().bcast_delivered),
+                static_cast<unsigned long long>(early_here));
 }
 
 // Plain sends and dynamic broadcasts from the same root with the same tag
