@@ -28,7 +28,8 @@
 // core:overload-allowed`, the same round-robin binding as rondo-run's),
 // started as drivers/bootstrap/pmix_mpirun_test.sh does: a fresh TMPDIR
 // removed afterwards, plm isolated, oversubscription allowed, HOME set; and
-// a fresh directory for the shared-memory segments (see Job()).
+// a fresh directory for the shared-memory segments (bench/jobs.h builds
+// both command lines and environments).
 //
 // The programs (coll_openmpi, coll_rondo, rondo-run: data dependencies)
 // are found in the runfiles, else next to this binary in
@@ -43,9 +44,6 @@
 // "coll:<impl>:iallreduce_overlap:<ranks>:<bytes>" with overhead_ratio,
 // t_comm_ns, t_comp_ns, t_total_ns; skipped and failed cases in top-level
 // "skipped" and "failed" lists. Exit status 1 if a job or a check failed.
-#include <limits.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -64,9 +62,9 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/jobs.h"
+#include "bench/plot.h"
 #include "bench/report.h"
-
-extern char** environ;
 
 namespace rondo::bench {
 namespace {
@@ -96,114 +94,6 @@ struct Args {
   int min_reps = 0, max_reps = 0, overlap_reps = 0;
   bool verbose = false;
 };
-
-std::vector<std::string> Split(const std::string& s, char sep = ',') {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-bool Executable(const std::string& p) {
-  struct stat st;
-  return !p.empty() && stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         access(p.c_str(), X_OK) == 0;
-}
-
-std::string SelfExe() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw std::runtime_error("cannot read /proc/self/exe");
-  buf[n] = '\0';
-  return buf;
-}
-
-// `rel` (a path in the workspace, e.g. "bench/coll_openmpi") in the
-// runfiles of this binary, else relative to the directory of this binary in
-// bazel-out/<cfg>/bin; "" if not found. `tried` gets the places looked at.
-std::string FindProgram(const char* argv0, const std::string& rel,
-                        std::vector<std::string>* tried) {
-  const std::string in_runfiles = "rondo/" + rel;
-  std::vector<std::string> candidates;
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"})
-    if (!Env(var).empty()) candidates.push_back(Env(var) + "/" + in_runfiles);
-  if (argv0 != nullptr && *argv0 != '\0')
-    candidates.push_back(std::string(argv0) + ".runfiles/" + in_runfiles);
-  const std::string self = SelfExe();
-  candidates.push_back(self + ".runfiles/" + in_runfiles);
-  // bazel-out/<cfg>/bin/bench/coll -> bazel-out/<cfg>/bin/<rel>.
-  candidates.push_back(
-      (std::filesystem::path(self).parent_path().parent_path() / rel)
-          .lexically_normal());
-  std::set<std::string> seen;
-  for (const auto& c : candidates) {
-    if (Executable(c)) return c;
-    if (tried && seen.insert(c).second) tried->push_back(c);
-  }
-  return "";
-}
-
-// `path` made absolute from the directory `bazel run` was started in.
-std::string UserPath(const std::string& path) {
-  if (path.empty() || path[0] == '/') return path;
-  std::string base = Env("BUILD_WORKING_DIRECTORY");
-  if (base.empty()) {
-    char buf[PATH_MAX];
-    if (getcwd(buf, sizeof(buf)) != nullptr) base = buf;
-  }
-  return base.empty() ? path : base + "/" + path;
-}
-
-// The environment as NAME -> VALUE.
-std::map<std::string, std::string> Environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv(*e);
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  return env;
-}
-
-// Runs argv with `env` as the whole environment; waits; returns the exit
-// status (128 + signal when killed).
-int RunJob(const std::vector<std::string>& argv,
-           const std::map<std::string, std::string>& env) {
-  std::vector<std::string> kv;
-  for (const auto& [k, v] : env) kv.push_back(k + "=" + v);
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (auto& e : kv) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    execve(cargv[0], cargv.data(), cenv.data());
-    std::perror(("exec " + argv[0]).c_str());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-std::string Join(const std::vector<std::string>& v, const char* sep = " ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 std::string Human(double ns) {
   char buf[32];
@@ -326,30 +216,24 @@ class Driver {
                      name.c_str());
         return false;
       }
-      std::vector<std::string> tried;
-      const std::string prog =
-          FindProgram(argv0_, "bench/coll_" + name, &tried);
       std::string missing;
+      const std::string prog =
+          FindExecutable(argv0_, "bench/coll_" + name, &missing);
       if (prog.empty()) {
-        missing = "bench/coll_" + name + " not found";
         if (name == "rondo")
           missing +=
               "; build it with `bazel build -c opt //bench:coll_rondo`"
               " (needs //nmad/mpi:mpi)";
       } else if (name == "rondo") {
-        tried.clear();
-        rondo_run_ = FindProgram(argv0_, "drivers/bootstrap/rondo-run", &tried);
-        if (rondo_run_.empty()) missing = "rondo-run not found";
+        rondo_run_ =
+            FindExecutable(argv0_, "drivers/bootstrap/rondo-run", &missing);
       } else if (!Executable(a_.mpirun)) {
         missing = a_.mpirun + " not found (package openmpi-bin)";
-        tried.clear();
       }
       if (!missing.empty()) {
         std::fprintf(stderr, "coll: %s %s: %s\n",
                      explicit_impls ? "cannot run" : "skipping", name.c_str(),
                      missing.c_str());
-        for (const std::string& t : tried)
-          std::fprintf(stderr, "  tried %s\n", t.c_str());
         if (explicit_impls) return false;
         not_run_[name] = missing;
         continue;
@@ -400,65 +284,27 @@ class Driver {
     const std::string out = parts_dir_ + "/" + impl.name + "." +
                             std::to_string(ranks) +
                             (overlap ? ".overlap" : "") + ".jsonl";
-    std::vector<std::string> coll = CollArgs(impl, overlap, out);
-    std::map<std::string, std::string> env = Environment();
-    std::vector<std::string> argv;
-    std::string session, shm;  // Open MPI's TMPDIR and vader's directory
+    const std::vector<std::string> coll = CollArgs(impl, overlap, out);
+    JobSpec spec;
+    spec.ranks = ranks;
+    spec.bind = a_.bind;
+    spec.timeout_s = Timeout();
+    spec.program = coll[0];
+    spec.args.assign(coll.begin() + 1, coll.end());
     if (impl.name == "rondo") {
-      argv = {rondo_run_, "-n",        std::to_string(ranks),    "--bind",
-              a_.bind,    "--timeout", std::to_string(Timeout())};
-      if (overlap)
-        for (const auto& [k, v] : overlap_env_) env[k] = v;
-      launchers_["rondo"] = "rondo-run -n N --bind " + a_.bind;
+      spec.launcher = Launcher::kRondoRun;
+      spec.launcher_path = rondo_run_;
+      if (overlap) spec.env = overlap_env_;
     } else {
-      char tmpl[] = "/tmp/rondo-mpirun.XXXXXX";
-      if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-      session = tmpl;
-      // See drivers/bootstrap/pmix_mpirun_test.sh for why each is needed.
-      if (env.count("HOME") == 0) env["HOME"] = session;
-      env["TMPDIR"] = session;
-      env["OMPI_MCA_orte_tmpdir_base"] = session;
-      env["OMPI_MCA_plm"] = "isolated";
-      env["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
-      // The shared-memory BTL names its /dev/shm segments after the job id,
-      // which mpirun derives from its pid: two mpiruns with the same pid in
-      // different PID namespaces (concurrent Bazel sandboxes) would map each
-      // other's segments and hang. A private directory per job avoids it.
-      char shm_tmpl[] = "/dev/shm/rondo-mpirun.XXXXXX";
-      shm = mkdtemp(shm_tmpl) != nullptr ? shm_tmpl : "";
-      env["OMPI_MCA_btl_vader_backing_directory"] = shm.empty() ? session : shm;
-      for (const char* k :
-           {"RONDO_RUN_SOCKET", "RONDO_RUN_KEY", "RONDO_RANK", "RONDO_SIZE"})
-        env.erase(k);
-      argv = {a_.mpirun,
-              "--allow-run-as-root",
-              "--oversubscribe",
-              "-n",
-              std::to_string(ranks),
-              "--timeout",
-              std::to_string(Timeout())};
-      if (a_.bind == "core") {
-        for (const char* f :
-             {"--map-by", "core", "--bind-to", "core:overload-allowed"})
-          argv.push_back(f);
-      } else {
-        argv.push_back("--bind-to");
-        argv.push_back("none");
-      }
-      launchers_["openmpi"] =
-          "mpirun --allow-run-as-root --oversubscribe -n N " +
-          std::string(a_.bind == "core"
-                          ? "--map-by core --bind-to core:overload-allowed"
-                          : "--bind-to none");
+      spec.launcher = Launcher::kMpirun;
+      spec.launcher_path = a_.mpirun;
     }
-    argv.insert(argv.end(), coll.begin(), coll.end());
+    launchers_[impl.name] = LauncherDescription(spec.launcher, a_.bind);
     std::printf("coll: %s, %d ranks, %s ...\n", impl.name.c_str(), ranks,
                 overlap ? "overlap" : "latency");
-    if (a_.verbose) std::printf("  %s\n", Join(argv).c_str());
+    if (a_.verbose) std::printf("  %s\n", Join(JobCommand(spec)).c_str());
     std::fflush(stdout);
-    const int rc = RunJob(argv, env);
-    if (!session.empty()) std::filesystem::remove_all(session);
-    if (!shm.empty()) std::filesystem::remove_all(shm);
+    const int rc = RunMpiJob(spec);
     const int cases = Collect(impl, out, overlap);
     if (rc == 3) {
       // bench/coll.c's exit status for a failed check (already counted).
@@ -629,11 +475,7 @@ class Driver {
         d["env"] = env;  // the latency jobs' RONDO_* (others: defaults)
         d["overlap_env"] = overlap_env_;
       } else {
-        d["env"] = {{"OMPI_MCA_plm", "isolated"},
-                    {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
-                    {"TMPDIR", "a fresh /tmp/rondo-mpirun.XXXXXX"},
-                    {"OMPI_MCA_btl_vader_backing_directory",
-                     "a fresh /dev/shm/rondo-mpirun.XXXXXX"}};
+        d["env"] = LauncherEnvironment(Launcher::kMpirun);
       }
       impls[impl.name] = d;
     }

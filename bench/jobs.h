@@ -1,0 +1,124 @@
+// Starting MPI jobs from a benchmark driver: the command line of each
+// launcher, the environment a job gets, and running it to completion.
+//
+// Rondo's programs run under rondo-run (drivers/bootstrap/rondo_run.cc):
+//   rondo-run -n N --bind core|none --timeout S PROGRAM ARGS
+// with the driver's environment plus the job's overrides (RONDO_* variables
+// configure the engine of that job only).
+//
+// Open MPI's programs run under its mpirun with its defaults, started as
+// drivers/bootstrap/pmix_mpirun_test.sh does:
+//   mpirun --allow-run-as-root --oversubscribe -n N --timeout S
+//          --map-by core --bind-to core:overload-allowed   (bind core)
+//          --bind-to none                                  (bind none)
+//          PROGRAM ARGS
+// with a fresh TMPDIR (also orte's session directory, and HOME when unset)
+// removed afterwards, plm isolated (no ssh/rsh agent), oversubscription
+// allowed, and a fresh directory for the shared-memory BTL's segments (see
+// RunMpiJob). The rondo-run variables of an enclosing Rondo job are removed.
+//
+// Used by bench/coll and bench/overlap. Not thread-safe: one job at a time,
+// from the driver's main thread.
+#ifndef RONDO_BENCH_JOBS_H_
+#define RONDO_BENCH_JOBS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rondo::bench {
+
+// ---- Small helpers ----
+
+// The non-empty items of `s` separated by `sep` ("a,,b" -> {"a", "b"}).
+std::vector<std::string> Split(const std::string& s, char sep = ',');
+
+// `items` joined with `sep`.
+std::string Join(const std::vector<std::string>& items, const char* sep = " ");
+
+// The value of environment variable `name`, "" when unset.
+std::string Env(const char* name);
+
+// The driver's whole environment as NAME -> VALUE.
+std::map<std::string, std::string> Environment();
+
+// Whether `path` is a regular file this process may execute.
+bool Executable(const std::string& path);
+
+// FindProgram (bench/plot.h) that reports instead of throwing: the absolute
+// path of `rel` (e.g. "bench/coll_rondo") if it is an executable in the
+// runfiles or next to this binary; else "" and *why (if non-null) says
+// what is missing.
+std::string FindExecutable(const char* argv0, const std::string& rel,
+                           std::string* why);
+
+// ---- Jobs ----
+
+enum class Launcher { kRondoRun, kMpirun };
+
+// "rondo-run" | "mpirun".
+const char* LauncherName(Launcher launcher);
+
+struct JobSpec {
+  Launcher launcher = Launcher::kRondoRun;
+  // The launcher's executable: rondo-run (found with FindProgram) or
+  // Open MPI's mpirun (e.g. /usr/bin/mpirun).
+  std::string launcher_path;
+  int ranks = 2;
+  std::string bind = "core";  // core | none, the same policy for both
+  int timeout_s = 900;        // the launcher kills the job after this
+  std::string program;        // absolute path of the MPI program
+  std::vector<std::string> args;
+  // Set in the job's environment on top of the driver's (an empty value
+  // sets the variable to "", it does not remove it).
+  std::map<std::string, std::string> env;
+};
+
+// The command line that runs `spec` (launcher, its options, program, args).
+std::vector<std::string> JobCommand(const JobSpec& spec);
+
+// The launcher's part of the command line with "N" for the rank count and
+// no timeout, for reports: "rondo-run -n N --bind core",
+// "mpirun --allow-run-as-root --oversubscribe -n N --map-by core ...".
+std::string LauncherDescription(Launcher launcher, const std::string& bind);
+
+// What the launcher adds to the environment of every job (values describing
+// the fresh directories), for reports; empty for rondo-run.
+std::map<std::string, std::string> LauncherEnvironment(Launcher launcher);
+
+// Runs `argv` (argv[0] an executable path) with `env` as its whole
+// environment, its stdin/stdout/stderr the driver's; waits for it. Returns
+// the exit status, 128 + signal when it was killed, 127 when it could not be
+// executed.
+//
+// With `interrupted` non-null the driver survives SIGINT (Ctrl-C) while the
+// job runs (the job, in the same process group, gets it and stops) and
+// *interrupted tells whether one arrived, so the caller can report what was
+// measured; with nullptr SIGINT keeps its default action.
+int RunCommand(const std::vector<std::string>& argv,
+               const std::map<std::string, std::string>& env,
+               bool* interrupted = nullptr);
+
+// Runs the job `spec` (see the banner for each launcher's command line and
+// environment) and waits for it; the fresh directories of an mpirun job are
+// removed afterwards. `command` (if non-null) gets the command line run.
+// Returns RunCommand's status. Throws std::runtime_error if a temporary
+// directory cannot be made.
+int RunMpiJob(const JobSpec& spec, std::vector<std::string>* command = nullptr,
+              bool* interrupted = nullptr);
+
+// ---- Plot scripts with arbitrary arguments ----
+
+// Runs `script_rel` (a workspace path such as "bench/overlap_plot.py", found
+// in this binary's runfiles or the source tree) with a python3 that can
+// import matplotlib, as `python3 SCRIPT ARGS...`. Without the script or
+// matplotlib it says so on stdout and returns 0 (plots are optional);
+// returns 1 when the script fails. `program` prefixes the messages.
+// (plot.h's RunPlotScript passes exactly `JSON_PATH PLOT_DIR`.)
+int RunPythonScript(const char* argv0, const std::string& program,
+                    const std::string& script_rel,
+                    const std::vector<std::string>& args);
+
+}  // namespace rondo::bench
+
+#endif  // RONDO_BENCH_JOBS_H_

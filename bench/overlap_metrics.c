@@ -1,0 +1,36 @@
+/* bench/overlap_metrics.c: Eqs. 1-4 of the overlap methodology paper. */
+#include "bench/overlap_metrics.h"
+
+#include <math.h>
+
+/* A reference time must be a positive finite duration to divide by. */
+static int valid_ref(double ref) { return isfinite(ref) && ref > 0.0; }
+
+double ov_overhead_ratio(double t_measured, double t_comp_ref,
+                         double t_comm_ref) {
+  if (!isfinite(t_measured) || !valid_ref(t_comp_ref) ||
+      !valid_ref(t_comm_ref)) {
+    return NAN;
+  }
+  double ideal = fmax(t_comp_ref, t_comm_ref);
+  /* Serialized minus ideal: the overhead of no overlap at all. */
+  double serialized_overhead = fmin(t_comp_ref, t_comm_ref);
+  return (t_measured - ideal) / serialized_overhead;
+}
+
+double ov_mpi_impact_ratio(double t_comp_passive_mpi, double t_comp_ref) {
+  if (!isfinite(t_comp_passive_mpi) || !valid_ref(t_comp_ref)) return NAN;
+  return t_comp_passive_mpi / t_comp_ref;
+}
+
+double ov_comp_slowdown_ratio(double t_comp, double t_comp_ref) {
+  if (!isfinite(t_comp) || !valid_ref(t_comp_ref)) return NAN;
+  return t_comp / t_comp_ref;
+}
+
+double ov_comm_ratio(double t_call, double t_wait, double t_comm_ref) {
+  if (!isfinite(t_call) || !isfinite(t_wait) || !valid_ref(t_comm_ref)) {
+    return NAN;
+  }
+  return (t_call + t_wait) / t_comm_ref;
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Smoke test for bench/overlap: the whole pipeline with a tiny grid (2 ranks,
+# Rondo in the basic and dedicated configurations, ibcast and iallreduce,
+# 200 us and 2 ms targets on both axes, 3 repetitions): the jobs run under
+# rondo-run, the driver prints its tables and summary, and writes the JSON of
+# bench/report.h (every cell's case; valid cells with finite positive
+# figures and finite ratios; the mpi_impact cases), the CSV with its exact
+# header and impact.csv. Bad arguments exit with status 2 and say what is
+# allowed. Overlap figures are not checked here (a 2-core machine).
+set -euo pipefail
+dir="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-rondo}/bench"
+[ -x "$dir/overlap" ] || dir="$(dirname "$0")"
+tmp="${TEST_TMPDIR:-/tmp}"
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+# Bad arguments: status 2, a message naming the option, before any job.
+for bad in "--ranks 0" "--configs nonsense" "--collectives ibarrier" \
+           "--comm-us 0" "--libraries mpich"; do
+  set +e
+  # shellcheck disable=SC2086
+  "$dir/overlap" $bad --plot-dir "$tmp/bad" > "$tmp/bad.out" 2> "$tmp/bad.err"
+  rc=$?
+  set -e
+  if [ "$rc" -ne 2 ]; then
+    echo "overlap $bad: exit status $rc, expected 2"; cat "$tmp/bad.err"; exit 1
+  fi
+  opt="${bad%% *}"
+  grep -q -- "$opt" "$tmp/bad.err" || {
+    echo "overlap $bad: no message naming $opt"; cat "$tmp/bad.err"; exit 1; }
+  grep -q "allowed" "$tmp/bad.err" || {
+    echo "overlap $bad: the message does not say what is allowed"
+    cat "$tmp/bad.err"; exit 1; }
+done
+[ ! -e "$tmp/bad" ] || { echo "a bad argument still made --plot-dir"; exit 1; }
+
+"$dir/overlap" --ranks 2 --libraries rondo --configs basic,dedicated \
+  --collectives ibcast,iallreduce --comm-us 200,2000 --comp-us 200,2000 \
+  --reps 3 --json "$tmp/o.json" --plot-dir "$tmp/plots" > "$tmp/o.txt"
+cat "$tmp/o.txt"
+grep -q "^job 1/2: rondo basic" "$tmp/o.txt"
+grep -q "^job 2/2: rondo dedicated" "$tmp/o.txt"
+grep -q "^Summary" "$tmp/o.txt"
+grep -q "^rondo:dedicated" "$tmp/o.txt"
+
+"$py" - "$tmp/o.json" "$tmp/plots/overlap.csv" "$tmp/plots/impact.csv" <<'PY'
+import csv, json, math, sys
+
+doc = json.load(open(sys.argv[1]))
+assert doc["benchmark"] == "overlap", doc.get("benchmark")
+assert doc["failed"] == [], doc["failed"]
+assert isinstance(doc["skipped"], list), doc["skipped"]
+assert "--configs basic,dedicated" in doc["command"], doc["command"]
+configs = {(c["library"], c["config"]): c for c in doc["configs"]}
+assert set(configs) == {("rondo", "basic"), ("rondo", "dedicated")}, configs
+assert configs[("rondo", "basic")]["env"] == {
+    "RONDO_PROGRESS": "none", "RONDO_TIMER_US": "0"}, configs
+assert configs[("rondo", "dedicated")]["env"] == {"RONDO_COMM_CORES": "1"}
+assert configs[("rondo", "dedicated")]["comm_cores"] == 1
+
+cases = {r["case"]: r for r in doc["results"]}
+want = {f"overlap:rondo:{cfg}:{coll}:{m}:{p}"
+        for cfg in ("basic", "dedicated") for coll in ("ibcast", "iallreduce")
+        for m in (200, 2000) for p in (200, 2000)}
+missing = want - set(cases)
+assert not missing, sorted(missing)
+
+def finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) \
+        and math.isfinite(x)
+
+valid = 0
+for name in want:
+    r = cases[name]
+    assert isinstance(r["valid"], bool), (name, r["valid"])
+    for k in ("bytes", "order", "t_comm_ref_ns", "t_comp_ref_ns", "t_call_ns",
+              "t_comp_ns", "t_wait_ns"):
+        assert k in r, (name, k)
+    if not r["valid"]:
+        for k in ("overhead_ratio", "comm_ratio", "comp_slowdown"):
+            assert r[k] is None, (name, k, r[k])
+        continue
+    valid += 1
+    for k in ("median_ns", "min_ns", "p99_ns"):
+        assert finite(r[k]) and r[k] > 0, (name, k, r[k])
+    assert r["min_ns"] <= r["median_ns"] <= r["p99_ns"], (name, r)
+    for k in ("overhead_ratio", "comm_ratio", "comp_slowdown"):
+        assert finite(r[k]), (name, k, r[k])
+    for k in ("t_comm_ref_ns", "t_comp_ref_ns", "t_comp_ns"):
+        assert finite(r[k]) and r[k] > 0, (name, k, r[k])
+# Calibration may miss a target on a busy 2-core machine (the cell is then
+# invalid, as the paper marks it), but not every one.
+assert valid > 0, f"no valid cell among {len(want)}"
+
+for cfg in ("basic", "dedicated"):
+    r = cases.get(f"mpi_impact:rondo:{cfg}")
+    assert r is not None, f"missing mpi_impact:rondo:{cfg}"
+    assert finite(r["ratio"]) and r["ratio"] > 0, r
+    assert finite(r["median_ns"]) and r["median_ns"] > 0, r
+
+with open(sys.argv[2]) as f:
+    header = f.readline().rstrip("\n")
+    assert header == ("library,config,collective,comm_target_us,"
+                      "comp_target_us,comm_us,comp_us,measured_us,"
+                      "overhead_ratio,comm_ratio,comp_slowdown,valid"), header
+    rows = list(csv.reader(f))
+assert len(rows) == len(want), len(rows)
+assert {(r[1], r[2], int(r[3]), int(r[4])) for r in rows} == {
+    tuple(n.split(":")[2:4]) + (int(n.split(":")[4]), int(n.split(":")[5]))
+    for n in want}, rows
+with open(sys.argv[3]) as f:
+    assert f.readline().rstrip("\n") == "library,config,ratio"
+    impact = list(csv.reader(f))
+assert sorted(r[1] for r in impact) == ["basic", "dedicated"], impact
+print(f"overlap_smoke_test: ok ({valid} of {len(want)} cells valid)")
+PY
