@@ -222,49 +222,5 @@ int RunMpiJob(const JobSpec& spec, std::vector<std::string>* command,
   return rc;
 }
 
-namespace {
-
-// A Python 3 that can import matplotlib: the one on PATH, else Debian's
-// (python3-matplotlib installs for /usr/bin/python3). "" if none.
-std::string FindPythonWithMatplotlib() {
-  for (const char* py : {"python3", "/usr/bin/python3"}) {
-    const std::string cmd =
-        std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) return py;
-  }
-  return "";
-}
-
-}  // namespace
-
-int RunPythonScript(const char* argv0, const std::string& program,
-                    const std::string& script_rel,
-                    const std::vector<std::string>& args) {
-  const std::string script = FindRunfile(argv0, script_rel);
-  if (script.empty()) {
-    std::printf(
-        "%s: %s not found in the runfiles; no plots (run it with "
-        "bazel run)\n",
-        program.c_str(), script_rel.c_str());
-    return 0;
-  }
-  const std::string py = FindPythonWithMatplotlib();
-  if (py.empty()) {
-    std::printf(
-        "%s: matplotlib is not installed (Debian: apt-get install "
-        "python3-matplotlib); no plots written\n",
-        program.c_str());
-    return 0;
-  }
-  std::string cmd = py + " " + ShellQuote(script);
-  for (const std::string& a : args) cmd += " " + ShellQuote(a);
-  std::fflush(stdout);  // keep the caller's lines before the script's
-  if (std::system(cmd.c_str()) != 0) {
-    std::fprintf(stderr, "%s: plotting failed: %s\n", program.c_str(),
-                 cmd.c_str());
-    return 1;
-  }
-  return 0;
-}
 
 }  // namespace rondo::bench

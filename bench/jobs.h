@@ -107,18 +107,6 @@ int RunCommand(const std::vector<std::string>& argv,
 int RunMpiJob(const JobSpec& spec, std::vector<std::string>* command = nullptr,
               bool* interrupted = nullptr);
 
-// ---- Plot scripts with arbitrary arguments ----
-
-// Runs `script_rel` (a workspace path such as "bench/overlap_plot.py", found
-// in this binary's runfiles or the source tree) with a python3 that can
-// import matplotlib, as `python3 SCRIPT ARGS...`. Without the script or
-// matplotlib it says so on stdout and returns 0 (plots are optional);
-// returns 1 when the script fails. `program` prefixes the messages.
-// (plot.h's RunPlotScript passes exactly `JSON_PATH PLOT_DIR`.)
-int RunPythonScript(const char* argv0, const std::string& program,
-                    const std::string& script_rel,
-                    const std::vector<std::string>& args);
-
 }  // namespace rondo::bench
 
 #endif  // RONDO_BENCH_JOBS_H_

@@ -331,6 +331,7 @@ typedef struct {
   double margin; /* seconds between the decision and the release */
   long late;     /* releases whose deadline had already passed here */
   long late_total;
+  int yield; /* ranks share cores: spin politely (sched_yield) */
 } Window;
 
 /* Releases every rank when the global clock reaches one deadline; returns
@@ -343,7 +344,10 @@ static double WindowBarrier(const Clock* c, Window* w) {
   const double local = ov_clock_to_local(&c->rt, deadline);
   double t = LocalNow(c);
   if (t > local) ++w->late;
-  while (t < local) t = LocalNow(c);
+  while (t < local) {
+    if (w->yield) sched_yield();
+    t = LocalNow(c);
+  }
   return t;
 }
 
@@ -632,6 +636,35 @@ typedef struct {
   OvClockModel* models; /* rank 0 */
 } Probe;
 
+/* One MPI_I<coll> + MPI_Wait after a window barrier; every rank's local
+ * (start, end) gathered at rank 0 (b->gathered). */
+static void TimeCollective(Bench* b) {
+  double t[2];
+  MPI_Request req;
+  WindowBarrier(&b->clock, &b->window);
+  t[0] = LocalNow(&b->clock);
+  CollStart(&b->coll, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  t[1] = LocalNow(&b->clock);
+  GatherTimes(b, t, 2);
+}
+
+/* Median over `runs` of the slowest rank's computation of order n, each
+ * after a window barrier; the same value on every rank. */
+static double MedianCompute(Bench* b, int order, int runs) {
+  double* t = malloc(sizeof(double) * (size_t)runs);
+  for (int i = 0; i < runs; ++i) {
+    WindowBarrier(&b->clock, &b->window);
+    double t0 = LocalNow(&b->clock);
+    Compute(&b->pool, order);
+    double d = LocalNow(&b->clock) - t0;
+    MPI_Allreduce(&d, &t[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  double m = Median(t, runs);
+  free(t);
+  return m;
+}
+
 /* Median over runs of the global time of MPI_I<coll> + MPI_Wait with
  * `bytes` per block; the same value on every rank. */
 static double MeasureComm(size_t bytes, void* arg) {
@@ -641,14 +674,7 @@ static double MeasureComm(size_t bytes, void* arg) {
   b->coll.bytes = bytes;
   double* spans = malloc(sizeof(double) * (size_t)b->o.calib_runs);
   for (int i = 0; i < b->o.calib_runs; ++i) {
-    double t[2];
-    MPI_Request req;
-    WindowBarrier(&b->clock, &b->window);
-    t[0] = LocalNow(&b->clock);
-    CollStart(&b->coll, &req);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
-    t[1] = LocalNow(&b->clock);
-    GatherTimes(b, t, 2);
+    TimeCollective(b);
     if (b->rank == 0) spans[i] = GlobalSpan(b, p->models, 2, 0, 1);
   }
   double m = b->rank == 0 ? Median(spans, b->o.calib_runs) : 0;
@@ -657,23 +683,10 @@ static double MeasureComm(size_t bytes, void* arg) {
   return m;
 }
 
-/* Median over runs of the slowest rank's computation of order n. */
+/* The calibration's probe for the computation. */
 static double MeasureComp(size_t order, void* arg) {
-  Probe* p = arg;
-  Bench* b = p->b;
-  double* runs = malloc(sizeof(double) * (size_t)b->o.calib_runs);
-  for (int i = 0; i < b->o.calib_runs; ++i) {
-    WindowBarrier(&b->clock, &b->window);
-    double t0 = LocalNow(&b->clock);
-    Compute(&b->pool, (int)order);
-    double d = LocalNow(&b->clock) - t0, worst = 0;
-    MPI_Allreduce(&d, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    runs[i] = worst;
-  }
-  double m = Median(runs, b->o.calib_runs);
-  free(runs);
-  MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return m;
+  Bench* b = ((Probe*)arg)->b;
+  return MedianCompute(b, (int)order, b->o.calib_runs);
 }
 
 /* ---- the sweep ---- */
@@ -693,34 +706,11 @@ static void CommReference(Bench* b, Ref* r) {
   const int reps = b->o.ref_reps;
   if (b->rank == 0) r->raw = malloc(sizeof(double) * (size_t)reps * b->size * 2);
   for (int i = 0; i < reps; ++i) {
-    double t[2];
-    MPI_Request req;
-    WindowBarrier(&b->clock, &b->window);
-    t[0] = LocalNow(&b->clock);
-    CollStart(&b->coll, &req);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
-    t[1] = LocalNow(&b->clock);
-    GatherTimes(b, t, 2);
+    TimeCollective(b);
     if (b->rank == 0)
       memcpy(r->raw + (size_t)i * b->size * 2, b->gathered,
              sizeof(double) * (size_t)b->size * 2);
   }
-}
-
-/* The reference computation time: the slowest rank, median of runs. */
-static double CompReference(Bench* b, int order) {
-  double* runs = malloc(sizeof(double) * (size_t)b->o.ref_reps);
-  for (int i = 0; i < b->o.ref_reps; ++i) {
-    WindowBarrier(&b->clock, &b->window);
-    double t0 = LocalNow(&b->clock);
-    Compute(&b->pool, order);
-    double d = LocalNow(&b->clock) - t0, worst = 0;
-    MPI_Allreduce(&d, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    runs[i] = worst;
-  }
-  double m = Median(runs, b->o.ref_reps);
-  free(runs);
-  return m;
 }
 
 typedef struct {
@@ -910,7 +900,7 @@ static void Sweep(Bench* b) {
     OvCalibrateSpec spec = CompSpec(b, o->comp_us[p] * 1e-6);
     comp[p].calib = ov_calibrate(&spec, MeasureComp, &probe);
     comp[p].valid = comp[p].calib.status == OV_CALIB_CONVERGED;
-    comp[p].ref = CompReference(b, (int)comp[p].calib.size);
+    comp[p].ref = MedianCompute(b, (int)comp[p].calib.size, o->ref_reps);
     WindowAdapt(&b->window);
     char s1[32];
     Emit("{\"type\": \"comp_ref\", \"target_us\": %.10g, \"order\": %zu, "
@@ -1155,6 +1145,10 @@ int main(int argc, char** argv) {
     LocalRank(&local_rank, &local_size);
     b.ncpus = ComputeCpus(b.o.comm_cores, local_rank, local_size, b.cpus,
                           (int)(sizeof b.cpus / sizeof b.cpus[0]));
+    /* More ranks than application cores: a rank spinning in the window
+     * barrier would hold the core its neighbour needs to get there. */
+    b.window.yield =
+        local_size > (int)sysconf(_SC_NPROCESSORS_ONLN) - b.o.comm_cores;
     PoolStart(&b.pool, b.o.threads ? b.o.threads : b.ncpus, b.cpus, b.ncpus);
     b.coll.size = b.size;
     PrintSetup(&b);

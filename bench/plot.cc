@@ -89,9 +89,9 @@ std::string UserPath(const std::string& path) {
   return (std::filesystem::path(base) / path).lexically_normal().string();
 }
 
-int RunPlotScript(const char* argv0, const std::string& program,
-                  const std::string& script_rel, const std::string& json_path,
-                  const std::string& plot_dir) {
+int RunPythonScript(const char* argv0, const std::string& program,
+                    const std::string& script_rel,
+                    const std::vector<std::string>& args) {
   const std::string script = FindRunfile(argv0, script_rel);
   if (script.empty()) {
     std::printf("%s: %s not found in the runfiles; no plots (run it with "
@@ -106,8 +106,8 @@ int RunPlotScript(const char* argv0, const std::string& program,
                 program.c_str());
     return 0;
   }
-  const std::string cmd = py + " " + ShellQuote(script) + " " +
-                          ShellQuote(json_path) + " " + ShellQuote(plot_dir);
+  std::string cmd = py + " " + ShellQuote(script);
+  for (const std::string& a : args) cmd += " " + ShellQuote(a);
   std::fflush(stdout);  // keep the caller's lines before the script's
   if (std::system(cmd.c_str()) != 0) {
     std::fprintf(stderr, "%s: plotting failed: %s\n", program.c_str(),
@@ -115,6 +115,12 @@ int RunPlotScript(const char* argv0, const std::string& program,
     return 1;
   }
   return 0;
+}
+
+int RunPlotScript(const char* argv0, const std::string& program,
+                  const std::string& script_rel, const std::string& json_path,
+                  const std::string& plot_dir) {
+  return RunPythonScript(argv0, program, script_rel, {json_path, plot_dir});
 }
 
 }  // namespace rondo::bench

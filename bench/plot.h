@@ -4,6 +4,7 @@
 #define RONDO_BENCH_PLOT_H_
 
 #include <string>
+#include <vector>
 
 namespace rondo::bench {
 
@@ -23,6 +24,16 @@ std::string FindProgram(const char* argv0, const std::string& rel);
 // `s` quoted for a POSIX shell command line.
 std::string ShellQuote(const std::string& s);
 
+// Runs `script_rel` (a workspace path such as "bench/overlap_plot.py", found
+// in this binary's runfiles or the source tree) with a python3 that can
+// import matplotlib, as `python3 SCRIPT ARGS...`. Without the script or
+// matplotlib it says so on stdout and returns 0 (plots are optional);
+// returns 1 when the script fails. `program` prefixes the messages.
+int RunPythonScript(const char* argv0, const std::string& program,
+                    const std::string& script_rel,
+                    const std::vector<std::string>& args);
+
+// RunPythonScript with the arguments JSON_PATH PLOT_DIR.
 // Runs `script_rel` (a path in the workspace, e.g. "bench/splittree_plot.py",
 // found in this binary's runfiles or the source tree) with a python3 that
 // can import matplotlib, as `script JSON_PATH PLOT_DIR`. Without the script
