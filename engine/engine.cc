@@ -1,11 +1,10 @@
 #include "engine/engine.h"
 
-#include <algorithm>
-
 #include <sched.h>
 #include <unistd.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -155,7 +154,14 @@ int Engine::ResolveAppCore() const {
         if (c < 0 || (core >= 0 && c != core)) single = false;
         core = c;
       }
-      if (single && core >= 0) return core;
+      // ... unless that core is a dedicated communication core: then the
+      // node placement's application core wins (a launcher that binds
+      // rank r to core r knows nothing of RONDO_COMM_CORES).
+      const std::vector<int>& comm = placement_.comm_cores;
+      const bool on_comm_core =
+          !options_.comm_cores.empty() &&
+          std::find(comm.begin(), comm.end(), core) != comm.end();
+      if (single && core >= 0 && !on_comm_core) return core;
     }
   }
   return placement_.app_cores[options_.local_rank];

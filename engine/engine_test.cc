@@ -334,5 +334,34 @@ TEST_CASE("tracing off records nothing", "[engine][trace]") {
   CHECK(engine.tracer() == nullptr);
 }
 
+// A launcher binds rank r to core r; with RONDO_COMM_CORES its binding must
+// not put a rank's application thread on a communication core.
+TEST_CASE("the application core follows the launcher unless it is a "
+          "communication core", "[engine][placement]") {
+  cpu_set_t saved;
+  REQUIRE(sched_getaffinity(0, sizeof saved, &saved) == 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(1, &one);  // as `rondo-run --bind core` does for rank 1
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  {
+    EngineOptions o = Options("native", "none");
+    o.local_rank = 1;
+    o.local_size = 2;
+    Engine launcher_wins(o);
+    CHECK(launcher_wins.app_core() == 1);
+  }
+  {
+    EngineOptions o = Options("native", "none");
+    o.local_rank = 1;
+    o.local_size = 2;
+    o.comm_cores = CommCoresSpec::Parse("1");  // core 1 of this machine
+    Engine placement_wins(o);
+    CHECK(placement_wins.node_placement().comm_cores == std::vector<int>{1});
+    CHECK(placement_wins.app_core() == 0);
+  }
+  sched_setaffinity(0, sizeof saved, &saved);
+}
+
 }  // namespace
 }  // namespace rondo::engine
