@@ -1104,9 +1104,11 @@ static void PrintSetup(Bench* b) {
                              i ? "," : "", b->cpus[i]);
   Emit("{\"type\": \"setup\", \"label\": \"%s\", \"ranks\": %d, "
        "\"threads\": %d, \"cpus\": \"%s\", \"comm_cores\": %d, "
+       "\"shared_app_cores\": %s, "
        "\"clock_rtt_us\": %.3f, \"clock_rounds\": %d, \"margin_us\": %.1f}",
        b->o.label, b->size, b->pool.nthreads, cpus, b->o.comm_cores,
-       rtt * 1e6, b->clock.rounds, b->window.margin * 1e6);
+       b->window.yield ? "true" : "false", rtt * 1e6, b->clock.rounds,
+       b->window.margin * 1e6);
 }
 
 int main(int argc, char** argv) {

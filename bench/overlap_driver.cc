@@ -50,6 +50,7 @@
 //
 // The program's JSON lines (one object per line; ratios null when invalid):
 //   {"type":"setup","label":S,"ranks":N,"threads":T,"cpus":"0,1",
+//    "shared_app_cores":B,
 //    "comm_cores":K,"clock_rtt_us":X,...}
 //   {"type":"comm_ref","collective":S,"target_us":X,"bytes":N,"status":S,
 //    "valid":B,"t_comm_ref_us":X,"iterations":N}
@@ -836,7 +837,17 @@ class Driver {
             "cpus %s",
             job.setup.value("ranks", 0), job.setup.value("threads", 0),
             job.setup.value("cpus", "?").c_str());
-      std::printf(")\n%-10s %9s %9s %10s %10s %8s %6s %6s  %s\n", "collective",
+      std::printf(")\n");
+      if (job.setup.is_object() && job.setup.value("shared_app_cores", false))
+        std::printf(
+            "NOTE: the ranks share their application cores (more ranks than "
+            "cores left to computation): a rank posts its collective only when "
+            "the scheduler switches to it from its neighbour's computation, "
+            "so the overlap seen here depends on what preempts the "
+            "computation (Rondo's timer thread does, at the computation's "
+            "expense: see the MPI impact ratio); read this configuration on "
+            "a machine with at least one application core per rank.\n");
+      std::printf("%-10s %9s %9s %10s %10s %8s %6s %6s  %s\n", "collective",
                   "comm", "comp", "t_comm_ref", "t_comp_ref", "overhead",
                   "r_comm", "r_comp", "diagnosis");
       std::printf("%s\n", std::string(94, '-').c_str());
