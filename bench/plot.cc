@@ -123,4 +123,24 @@ int RunPlotScript(const char* argv0, const std::string& program,
   return RunPythonScript(argv0, program, script_rel, {json_path, plot_dir});
 }
 
+int WriteJsonAndPlot(const char* argv0, const std::string& program,
+                     const Report& report, const nlohmann::json& machine_extra,
+                     const std::string& json_arg,
+                     const std::string& plot_dir_arg,
+                     const std::string& script_rel) {
+  std::string json_path = UserPath(json_arg);
+  const std::string plot_dir = UserPath(plot_dir_arg);
+  if (!plot_dir.empty()) {
+    std::filesystem::create_directories(plot_dir);
+    if (json_path.empty()) json_path = plot_dir + "/" + program + ".json";
+  }
+  if (!json_path.empty()) {
+    report.WriteJson(json_path, machine_extra);
+    std::printf("wrote %s (%zu cases)\n", json_path.c_str(),
+                report.results().size());
+  }
+  if (plot_dir.empty()) return 0;
+  return RunPlotScript(argv0, program, script_rel, json_path, plot_dir);
+}
+
 }  // namespace rondo::bench

@@ -3,8 +3,11 @@
 #ifndef RONDO_BENCH_PLOT_H_
 #define RONDO_BENCH_PLOT_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "bench/report.h"
 
 namespace rondo::bench {
 
@@ -42,6 +45,17 @@ int RunPythonScript(const char* argv0, const std::string& program,
 int RunPlotScript(const char* argv0, const std::string& program,
                   const std::string& script_rel, const std::string& json_path,
                   const std::string& plot_dir);
+
+// The end of a benchmark that draws its figures from its JSON: writes
+// `report` to `json_arg` (made absolute with UserPath; when empty and a
+// plot directory is given, PLOT_DIR/<program>.json), then, with a plot
+// directory (created), runs `script_rel` as RunPlotScript does. Returns
+// the script's status (0 without a plot directory).
+int WriteJsonAndPlot(const char* argv0, const std::string& program,
+                     const Report& report, const nlohmann::json& machine_extra,
+                     const std::string& json_arg,
+                     const std::string& plot_dir_arg,
+                     const std::string& script_rel);
 
 }  // namespace rondo::bench
 

@@ -24,7 +24,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -184,21 +183,8 @@ int Run(const char* argv0, const Args& a) {
                          ? "as printed: ceil(N / 2^i + 1/2)"
                          : "text reading: floor(N / 2^i + 1/2)"},
       {"nprocs", a.nprocs}};
-  std::string json_path = UserPath(a.json_path);
-  const std::string plot_dir = UserPath(a.plot_dir);
-  if (!plot_dir.empty()) {
-    std::filesystem::create_directories(plot_dir);
-    if (json_path.empty()) json_path = plot_dir + "/splittree_model.json";
-  }
-  if (!json_path.empty()) {
-    report.WriteJson(json_path, machine_extra);
-    std::printf("\nwrote %s (%zu cases)\n", json_path.c_str(),
-                report.results().size());
-  }
-  if (!plot_dir.empty())
-    return RunPlotScript(argv0, "splittree_model", "bench/splittree_plot.py", json_path,
-                         plot_dir);
-  return 0;
+  return WriteJsonAndPlot(argv0, "splittree_model", report, machine_extra,
+                          a.json_path, a.plot_dir, "bench/splittree_plot.py");
 }
 
 }  // namespace

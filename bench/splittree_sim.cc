@@ -31,7 +31,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -493,21 +492,8 @@ int Run(const char* argv0, const Args& a) {
        "model_scaled_units = model_units * C_sim(N_proc) / H(N_proc): one "
        "model unit (a tree level) costs what one level of the simulated "
        "blocking collective costs"}};
-  std::string json_path = UserPath(a.json_path);
-  const std::string plot_dir = UserPath(a.plot_dir);
-  if (!plot_dir.empty()) {
-    std::filesystem::create_directories(plot_dir);
-    if (json_path.empty()) json_path = plot_dir + "/splittree_sim.json";
-  }
-  if (!json_path.empty()) {
-    report.WriteJson(json_path, machine_extra);
-    std::printf("wrote %s (%zu cases)\n", json_path.c_str(),
-                report.results().size());
-  }
-  if (!plot_dir.empty())
-    return RunPlotScript(argv0, "splittree_sim", "bench/splittree_sim_plot.py", json_path,
-                         plot_dir);
-  return 0;
+  return WriteJsonAndPlot(argv0, "splittree_sim", report, machine_extra,
+                          a.json_path, a.plot_dir, "bench/splittree_sim_plot.py");
 }
 
 }  // namespace
