@@ -9,6 +9,7 @@
 //       [--configs basic,progress,dedicated,timer]
 //       [--collectives ibcast,ireduce,iallreduce,iallgather,ialltoall]
 //       [--ranks 2] [--comm-us LIST] [--comp-us LIST] [--reps 7] [--full]
+//       [--tolerance 0.1]
 //       [--timeout S] [--quiet]
 //
 // The measuring program is bench/overlap.c, built twice from the same
@@ -144,6 +145,7 @@ struct Args {
   std::string ranks = "2";
   std::string comm_us, comp_us;  // empty: kDefaultTargets (--full: kFull...)
   int reps = 0;                  // 0: kDefaultReps (--full: kFullReps)
+  double tolerance = 0.10;       // calibration: converged within this
   bool full = false;
   bool compare = false;
   int timeout_s = 0;  // 0: from the grid (Timeout())
@@ -715,6 +717,7 @@ class Driver {
                  "--comm-us",     Join(TargetStrings(comm_us_), ","),
                  "--comp-us",     Join(TargetStrings(comp_us_), ","),
                  "--reps",        std::to_string(a_.reps),
+                 "--tolerance",   std::to_string(a_.tolerance),
                  "--comm-cores",  std::to_string(c.comm_cores)};
     if (a_.threads > 0) {
       spec.args.push_back("--threads");
@@ -1096,6 +1099,7 @@ class Driver {
         {"comm_targets_us", comm_us_},
         {"comp_targets_us", comp_us_},
         {"reps", a_.reps},
+        {"tolerance", a_.tolerance},
         {"full", a_.full},
         {"timeout_s", Timeout()},
         {"diagonal_factor", kDiagonalFactor},
@@ -1227,6 +1231,11 @@ int main(int argc, char** argv) {
   app.add_option("--reps", a.reps,
                  "measured repetitions per cell (default 7, --full 20)")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--tolerance", a.tolerance,
+                 "calibration: a target is reached within this relative "
+                 "error, else the cell is invalid (default 0.10, the "
+                 "paper's 10%)")
+      ->check(CLI::Range(0.01, 1.0));
   app.add_flag("--full", a.full,
                "the paper's grid for a real cluster: 500 us .. 1 s on both "
                "axes, 20 repetitions (hours)");
@@ -1249,6 +1258,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
+    if (rc != 0)
+      std::fprintf(stderr,
+                   "overlap: bad argument; --help lists the values allowed\n");
     return rc == 0 ? 0 : 2;
   }
   try {

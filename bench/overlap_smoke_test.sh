@@ -6,7 +6,10 @@
 # bench/report.h (every cell's case; valid cells with finite positive
 # figures and finite ratios; the mpi_impact cases), the CSV with its exact
 # header and impact.csv. Bad arguments exit with status 2 and say what is
-# allowed. Overlap figures are not checked here (a 2-core machine).
+# allowed. Overlap figures are not checked here (a 2-core machine), and the
+# calibration accepts any time within 100% of its target (--tolerance 1), so
+# that a busy machine still yields valid cells; the test runs alone
+# (exclusive) for the same reason.
 set -euo pipefail
 dir="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-rondo}/bench"
 [ -x "$dir/overlap" ] || dir="$(dirname "$0")"
@@ -16,7 +19,7 @@ py=/usr/bin/python3
 
 # Bad arguments: status 2, a message naming the option, before any job.
 for bad in "--ranks 0" "--configs nonsense" "--collectives ibarrier" \
-           "--comm-us 0" "--libraries mpich"; do
+           "--comm-us 0" "--libraries mpich" "--tolerance 5"; do
   set +e
   # shellcheck disable=SC2086
   "$dir/overlap" $bad --plot-dir "$tmp/bad" > "$tmp/bad.out" 2> "$tmp/bad.err"
@@ -36,7 +39,8 @@ done
 
 "$dir/overlap" --ranks 2 --libraries rondo --configs basic,dedicated \
   --collectives ibcast,iallreduce --comm-us 200,2000 --comp-us 200,2000 \
-  --reps 3 --json "$tmp/o.json" --plot-dir "$tmp/plots" > "$tmp/o.txt"
+  --reps 3 --tolerance 1 --json "$tmp/o.json" --plot-dir "$tmp/plots" \
+  > "$tmp/o.txt"
 cat "$tmp/o.txt"
 grep -q "^job 1/2: rondo basic" "$tmp/o.txt"
 grep -q "^job 2/2: rondo dedicated" "$tmp/o.txt"
@@ -88,8 +92,9 @@ for name in want:
         assert finite(r[k]), (name, k, r[k])
     for k in ("t_comm_ref_ns", "t_comp_ref_ns", "t_comp_ns"):
         assert finite(r[k]) and r[k] > 0, (name, k, r[k])
-# Calibration may miss a target on a busy 2-core machine (the cell is then
-# invalid, as the paper marks it), but not every one.
+# Within 100% every calibration should converge; one may still miss on a
+# busy 2-core machine (the cell is then invalid, as the paper marks it), but
+# not every one.
 assert valid > 0, f"no valid cell among {len(want)}"
 
 for cfg in ("basic", "dedicated"):
