@@ -32,19 +32,32 @@ const void* SendBytes(const void* buf, int count, const TypePtr& type,
   return r.staging.data();
 }
 
+// The checks every send-like call makes, in order: communicator, type,
+// count, buffer, the destination (when `dest` is given), tag. False with
+// `*err` set (and the error raised) on the first that fails.
+bool CheckSendArgs(State& st, const void* buf, int count, MPI_Datatype dt,
+                   const int* dest, int tag, MPI_Comm ch, const char* fn,
+                   int* err, CommPtr* comm, TypePtr* type) {
+  *comm = CheckComm(st, ch, fn, err);
+  if (!*comm) return false;
+  *type = CheckType(st, dt, comm->get(), fn, err);
+  if (!*type) return false;
+  return CheckCount(count, comm->get(), fn, err) &&
+         CheckBuffer(buf, count, **type, comm->get(), fn, err) &&
+         (dest == nullptr ||
+          CheckRank(*dest, **comm, false, fn, err, "dest")) &&
+         CheckTag(tag, false, **comm, fn, err);
+}
+
 // Starts a send into `r` (not yet in the request table).
 int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
               int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
               const char* fn) {
   int err = MPI_SUCCESS;
-  CommPtr comm = CheckComm(st, ch, fn, &err);
-  if (!comm) return err;
-  TypePtr type = CheckType(st, dt, comm.get(), fn, &err);
-  if (!type) return err;
-  if (!CheckCount(count, comm.get(), fn, &err) ||
-      !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
-      !CheckRank(dest, *comm, false, fn, &err, "dest") ||
-      !CheckTag(tag, false, *comm, fn, &err))
+  CommPtr comm;
+  TypePtr type;
+  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
+                     &type))
     return err;
   r.comm = comm;
   r.fn = fn;
@@ -116,13 +129,10 @@ int StartDynamicBcast(State& st, const void* buf, int count, MPI_Datatype dt,
                       int tag, const int* ranks, const int* priorities, int n,
                       MPI_Comm ch, MpiRequest& r, const char* fn) {
   int err = MPI_SUCCESS;
-  CommPtr comm = CheckComm(st, ch, fn, &err);
-  if (!comm) return err;
-  TypePtr type = CheckType(st, dt, comm.get(), fn, &err);
-  if (!type) return err;
-  if (!CheckCount(count, comm.get(), fn, &err) ||
-      !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
-      !CheckTag(tag, false, *comm, fn, &err))
+  CommPtr comm;
+  TypePtr type;
+  if (!CheckSendArgs(st, buf, count, dt, nullptr, tag, ch, fn, &err, &comm,
+                     &type))
     return err;
   if (n < 1 || ranks == nullptr)
     return RaiseError(comm.get(), MPI_ERR_ARG, fn,
