@@ -61,23 +61,46 @@ Engine::Engine(EngineOptions options)
     tracer_ = std::make_unique<Tracer>(topo_, options_.trace_max_events);
     tree_->set_tracer(tracer_.get());
   }
-  placement_ = PlaceNode(*topo_, options_.progress, options_.comm_cores,
-                         options_.local_size);
+  rank_cores_ = ResolveRankCores();
+  const bool auto_placement =
+      options_.progress.kind == PlacementKind::kAuto &&
+      options_.comm_cores.empty();
+  if (auto_placement) {
+    placement_ = PlaceNodeAuto(*topo_, rank_cores_, options_.local_size);
+  } else {
+    placement_ = PlaceNode(*topo_, options_.progress, options_.comm_cores,
+                           options_.local_size);
+    placement_.quiet.assign(options_.local_size,
+                            options_.progress.kind == PlacementKind::kQuiet);
+    placement_.why.assign(options_.local_size, "");
+    placement_.oversubscribed = options_.local_size > topo_->NumCores();
+  }
   app_core_ = ResolveAppCore();
+  const bool quiet = placement_.quiet[options_.local_rank];
 
   // Progress threads, then timer threads on the cores that have none.
-  if (options_.comm_cores.empty()) {
+  if (auto_placement || !options_.comm_cores.empty()) {
+    progress_cores_ = placement_.progress_cores[options_.local_rank];
+  } else {
     progress_cores_ = ProgressCores(*topo_, options_.progress,
                                     options_.local_rank, options_.local_size,
                                     app_core_);
-  } else {
-    progress_cores_ = placement_.progress_cores[options_.local_rank];
+  }
+  if (quiet) progress_cores_ = {app_core_};
+  if (!auto_placement && !quiet) {
+    const std::string conflicts = PlacementConflicts(
+        *topo_, progress_cores_, rank_cores_, options_.local_rank);
+    if (!conflicts.empty()) std::fputs(conflicts.c_str(), stderr);
   }
   const std::vector<int>& progress_cores = progress_cores_;
   topology::CpuSet& progress_set = progress_set_;
   for (int c : progress_cores) progress_set.Set(c);
+  timer_period_us_ = options_.timer_period_us >= 0
+                         ? options_.timer_period_us
+                         : (progress_cores.empty() ? EngineOptions::kAutoTimerUs
+                                                   : 0);
   std::vector<int> timer_cores;
-  if (options_.timer_period_us > 0) {
+  if (timer_period_us_ > 0) {
     if (options_.timer_cores == "app") {
       timer_cores.push_back(app_core_);
     } else if (options_.timer_cores != "none") {
@@ -100,17 +123,30 @@ Engine::Engine(EngineOptions options)
     cfg.core = core;
     cfg.mode = mode;
     cfg.idle_spin_ns = options_.idle_spin_us * 1000;
-    cfg.period_ns = options_.timer_period_us * 1000;
+    cfg.period_ns = mode == ProgressThread::Mode::kQuiet
+                        ? options_.quiet_period_us * 1000
+                        : timer_period_us_ * 1000;
     cfg.bind = options_.bind_threads;
+    cfg.quiet = &quiet_;
+    if (mode == ProgressThread::Mode::kQuiet) {
+      // It shares the application's core: bound there when the application
+      // is bound to that one core, else free to go where the application
+      // may go (the process's mask).
+      const topology::CpuSet& own = rank_cores_[options_.local_rank];
+      cfg.bind = cfg.bind && own.Count() == 1 && own.Test(core);
+    }
     threads_.push_back(std::make_unique<ProgressThread>(
         *tree_, sleepers_, cfg, [this, core, mode] {
           thread_core = {id_, core};
-          Tracer::SetThreadRole(mode == ProgressThread::Mode::kProgress
-                                    ? ThreadRole::kProgress
-                                    : ThreadRole::kTimer);
+          Tracer::SetThreadRole(mode == ProgressThread::Mode::kTimer
+                                    ? ThreadRole::kTimer
+                                    : ThreadRole::kProgress);
         }));
   };
-  for (int c : progress_cores) add_thread(c, ProgressThread::Mode::kProgress);
+  for (int c : progress_cores)
+    add_thread(c, quiet ? ProgressThread::Mode::kQuiet
+                        : ProgressThread::Mode::kProgress);
+  if (quiet) quiet_thread_ = threads_.back().get();
   for (int c : timer_cores) {
     if (!progress_set.Test(c))  // else a progress thread serves it already
       add_thread(c, ProgressThread::Mode::kTimer);
@@ -120,6 +156,8 @@ Engine::Engine(EngineOptions options)
     for (auto mode : {ProgressThread::Mode::kProgress,
                       ProgressThread::Mode::kTimer}) {
       for (auto& t : threads_)
+        // A quiet thread is woken by the application's exit, never by a
+        // submit (the application polls by itself while inside Rondo).
         if (t->mode() == mode && topo_->node(node).cpuset.Test(t->core()))
           wakers_[node].push_back(t.get());
     }
@@ -131,6 +169,40 @@ Engine::Engine(EngineOptions options)
 }
 
 Engine::~Engine() { Shutdown(); }
+
+std::vector<topology::CpuSet> Engine::ResolveRankCores() const {
+  const int n = options_.local_size;
+  std::vector<topology::CpuSet> out(n);
+  auto to_cores = [this](const topology::CpuSet& pus) {
+    topology::CpuSet cores;
+    for (int pu = pus.First(); pu >= 0; pu = pus.Next(pu)) {
+      const int c = topo_->is_native() ? topo_->CoreOfPu(pu) : pu;
+      if (c >= 0 && c < topo_->NumCores()) cores.Set(c);
+    }
+    return cores;
+  };
+  if (!options_.node_cpus.empty()) {
+    if (static_cast<int>(options_.node_cpus.size()) != n)
+      throw std::invalid_argument(
+          "RONDO_NODE_CPUS lists " + std::to_string(options_.node_cpus.size()) +
+          " ranks but RONDO_LOCAL_SIZE is " + std::to_string(n) +
+          ": expected one CPU list per local rank");
+    for (int r = 0; r < n; ++r) out[r] = to_cores(options_.node_cpus[r]);
+    return out;
+  }
+  if (topo_->is_native()) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+      topology::CpuSet pus;
+      for (int cpu = 0; cpu < CPU_SETSIZE && cpu < topology::CpuSet::kMaxCores;
+           ++cpu)
+        if (CPU_ISSET(cpu, &mask)) pus.Set(cpu);
+      out[options_.local_rank] = to_cores(pus);
+    }
+  }
+  return out;
+}
 
 int Engine::ResolveAppCore() const {
   const int ncores = topo_->NumCores();

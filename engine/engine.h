@@ -91,6 +91,69 @@ class Engine {
   // operation left for the task). Cheap when no thread sleeps. Any thread.
   void Notify(const Task& task) noexcept;
 
+  // ---- Quiet progress ----
+  // An upper layer marks its application threads' calls (EnterCall and
+  // ExitCall, or a CallScope) and the operations in flight that need
+  // progress while the application computes (BeginBackground and
+  // EndBackground, paired). With quiet progress (NodePlacement::quiet) the
+  // progress thread runs only while background work is pending and no
+  // application thread is inside; otherwise these calls only count. Each
+  // is one atomic read-modify-write (the price of knowing, race-free, when
+  // the application leaves); never blocks, never allocates. Any thread.
+  void EnterCall() noexcept {
+    quiet_.calls.fetch_add(QuietSignals::kEntered + 1,
+                           std::memory_order_seq_cst);
+  }
+  void ExitCall() noexcept {
+    const uint64_t before =
+        quiet_.calls.fetch_sub(1, std::memory_order_seq_cst);
+    if ((before & QuietSignals::kInsideMask) == 1 && quiet_thread_ != nullptr)
+      quiet_thread_->OnApplicationLeft();
+  }
+  void BeginBackground() noexcept {
+    // Work started with no application thread inside (a C++ user that does
+    // not mark its calls, or a task): nobody's ExitCall will tell the quiet
+    // thread, so tell it now.
+    if (quiet_.background.fetch_add(1, std::memory_order_seq_cst) == 0 &&
+        quiet_thread_ != nullptr &&
+        (quiet_.calls.load(std::memory_order_seq_cst) &
+         QuietSignals::kInsideMask) == 0)
+      quiet_thread_->OnApplicationLeft();
+  }
+  void EndBackground() noexcept {
+    quiet_.background.fetch_sub(1, std::memory_order_release);
+  }
+  // EnterCall() for the scope's lifetime.
+  class CallScope {
+   public:
+    explicit CallScope(Engine& engine) noexcept : engine_(engine) {
+      engine_.EnterCall();
+    }
+    ~CallScope() { engine_.ExitCall(); }
+    CallScope(const CallScope&) = delete;
+    CallScope& operator=(const CallScope&) = delete;
+
+   private:
+    Engine& engine_;
+  };
+  // Operations in flight counted by BeginBackground (diagnostics, tests).
+  int64_t background() const noexcept {
+    return quiet_.background.load(std::memory_order_relaxed);
+  }
+  // This rank's quiet progress thread, or null.
+  const ProgressThread* quiet_thread() const noexcept { return quiet_thread_; }
+  // More local ranks than cores: waiting threads should give their core
+  // away quickly.
+  bool oversubscribed() const noexcept { return placement_.oversubscribed; }
+  // The cores each local rank's application may use, as the engine knows
+  // them (RONDO_NODE_CPUS converted to cores, else this process's
+  // affinity for its own rank and nothing for the others).
+  const std::vector<topology::CpuSet>& rank_cores() const {
+    return rank_cores_;
+  }
+  // Effective timer period in microseconds (0: no timer).
+  int64_t timer_period_us() const { return timer_period_us_; }
+
   // Progress threads sleep on these sources' fds instead of spinning over
   // polling tasks (see engine/wakeup_source.h). The source must stay valid
   // until removed. Any thread.
@@ -144,6 +207,8 @@ class Engine {
   Status Enqueue(Task& task, int node) noexcept;
   void WakeFor(int node) noexcept;
   int ResolveAppCore() const;
+  // The cores each local rank may run on (see rank_cores()).
+  std::vector<topology::CpuSet> ResolveRankCores() const;
 
   EngineOptions options_;
   std::shared_ptr<const topology::Topology> topo_;
@@ -165,6 +230,10 @@ class Engine {
   // timer thread of that core skips its tick when they move.
   std::unique_ptr<std::atomic<uint64_t>[]> app_polls_;
   WakeupRegistry wakeup_registry_;
+  QuietSignals quiet_;
+  ProgressThread* quiet_thread_ = nullptr;
+  std::vector<topology::CpuSet> rank_cores_;
+  int64_t timer_period_us_ = 0;
 };
 
 }  // namespace rondo::engine

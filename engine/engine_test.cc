@@ -363,5 +363,131 @@ TEST_CASE("the application core follows the launcher unless it is a "
   sched_setaffinity(0, sizeof saved, &saved);
 }
 
+// ---- quiet progress ----
+
+EngineOptions QuietOptions() {
+  EngineOptions o = Options("native", "quiet", /*timer_us=*/-1);
+  o.quiet_period_us = 50;
+  return o;
+}
+
+TEST_CASE("quiet progress: one thread, no timer, asleep while nothing is "
+          "pending", "[engine][quiet]") {
+  Engine engine(QuietOptions());
+  REQUIRE(engine.threads().size() == 1);  // auto timer: off
+  CHECK(engine.timer_period_us() == 0);
+  const ProgressThread& q = *engine.threads()[0];
+  CHECK(q.mode() == ProgressThread::Mode::kQuiet);
+  CHECK(engine.quiet_thread() == &q);
+  CHECK(q.core() == engine.app_core());
+  REQUIRE(Eventually([&] { return q.sleeps() >= 1 && q.sleeping(); }));
+  // Blocking calls (work begins and ends inside the call) never wake it.
+  const uint64_t sleeps = q.sleeps();
+  for (int i = 0; i < 10000; ++i) {
+    Engine::CallScope call(engine);
+    engine.BeginBackground();
+    engine.EndBackground();
+  }
+  CHECK(engine.background() == 0);
+  CHECK(q.sleeps() == sleeps);
+  CHECK(q.sleeping());
+  CHECK(q.activations() == 0);
+}
+
+TEST_CASE("quiet progress: runs pending work only while the application is "
+          "outside", "[engine][quiet]") {
+  Probe p;
+  Task t;  // outlives the engine if a check fails
+  Engine engine(QuietOptions());
+  const ProgressThread& q = *engine.threads().at(0);
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+  t.Init(&Record, &p, CpuSet::Single(q.core()));
+  engine.EnterCall();
+  engine.BeginBackground();
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  engine.EnterCall();  // nested calls (threads, or MPI inside a callback)
+  engine.ExitCall();
+  // The inner exit leaves one call open: the thread must stay away.
+  CHECK(q.activations() == 0);
+  engine.ExitCall();  // the application leaves with work pending
+  REQUIRE(Eventually([&] { return t.finished(); }));
+  CHECK(p.runs == 1);
+  CHECK(q.activations() >= 1);
+  CHECK(t.last_core() == q.core());
+  engine.EndBackground();
+  // Nothing pending any more: back to the sleep without a deadline.
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+}
+
+TEST_CASE("quiet progress: an application that keeps calling in keeps the "
+          "thread out of its way", "[engine][quiet]") {
+  Probe p;
+  Task t;
+  Engine engine(QuietOptions());
+  const ProgressThread& q = *engine.threads().at(0);
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+  t.Init(&Record, &p, CpuSet::Single(q.core()));
+  engine.EnterCall();
+  engine.BeginBackground();
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  engine.ExitCall();  // wakes the thread: work pending, nobody inside
+  // Call in again at once and stay: the thread checks, sees the
+  // application inside, and stays away (its checks are counted).
+  engine.EnterCall();
+  REQUIRE(Eventually([&] { return q.skipped_ticks() >= 3; }));
+  CHECK(p.runs == 0);
+  CHECK(q.activations() == 0);
+  CHECK(t.state() == TaskState::kQueued);
+  engine.ExitCall();
+  REQUIRE(Eventually([&] { return t.finished(); }));
+  engine.EndBackground();
+}
+
+TEST_CASE("quiet progress: work begun with nobody inside wakes the thread",
+          "[engine][quiet]") {
+  Probe p;
+  Task t;
+  Engine engine(QuietOptions());
+  const ProgressThread& q = *engine.threads().at(0);
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+  t.Init(&Record, &p, CpuSet::Single(q.core()));
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  engine.BeginBackground();  // a C++ user that does not mark its calls
+  REQUIRE(Eventually([&] { return t.finished(); }));
+  CHECK(q.activations() >= 1);
+  engine.EndBackground();
+}
+
+TEST_CASE("auto placement of one process on this machine", "[engine][auto]") {
+  EngineOptions o = Options("synthetic:core:2 pu:1", "auto", -1);
+  o.local_size = 2;
+  o.local_rank = 1;
+  o.node_cpus = {CpuSet{0}, CpuSet{1}};
+  Engine engine(o);
+  CHECK(engine.app_core() == 1);
+  REQUIRE(engine.threads().size() == 1);
+  CHECK(engine.threads()[0]->mode() == ProgressThread::Mode::kQuiet);
+  CHECK(engine.threads()[0]->core() == 1);
+  CHECK(engine.timer_period_us() == 0);
+  CHECK_THAT(engine.node_placement().why[1], Catch::Contains("quiet"));
+  // Four cores: rank 1 gets free core 3, a normal progress thread.
+  o.topology = "synthetic:core:4 pu:1";
+  Engine wide(o);
+  REQUIRE(wide.threads().size() == 1);
+  CHECK(wide.threads()[0]->mode() == ProgressThread::Mode::kProgress);
+  CHECK(wide.threads()[0]->core() == 3);
+  CHECK(wide.quiet_thread() == nullptr);
+  // No progress thread: the automatic timer runs at 200 us.
+  o.progress = PlacementSpec::Parse("none");
+  Engine timed(o);
+  CHECK(timed.timer_period_us() == EngineOptions::kAutoTimerUs);
+  REQUIRE(timed.threads().size() == 1);
+  CHECK(timed.threads()[0]->mode() == ProgressThread::Mode::kTimer);
+  // A node description that does not match the node is refused.
+  o.node_cpus = {CpuSet{0}};
+  CHECK_THROWS_WITH(Engine(o), Catch::Contains("RONDO_NODE_CPUS lists 1") &&
+                                   Catch::Contains("RONDO_LOCAL_SIZE is 2"));
+}
+
 }  // namespace
 }  // namespace rondo::engine

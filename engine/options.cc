@@ -4,6 +4,16 @@
 #include <stdexcept>
 
 namespace rondo::engine {
+
+std::string NodeCpusToString(const std::vector<topology::CpuSet>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size(); ++i) {
+    std::string s = cpus[i].ToString();  // "{0-3}"
+    out += (i ? ";" : "") + s.substr(1, s.size() - 2);
+  }
+  return out;
+}
+
 namespace {
 
 using Var = ConfigVar<EngineOptions>;
@@ -32,8 +42,10 @@ std::vector<Var> MakeTable() {
          o.queue_capacity = static_cast<int>(ParseInt(v, 1, 1 << 20));
        },
        [](const EngineOptions& o) { return std::to_string(o.queue_capacity); }},
-      {"RONDO_PROGRESS", "numa", "none|bind|numa|odd-even|cores:<list>",
-       "placement of this process's progress threads",
+      {"RONDO_PROGRESS", "auto",
+       "auto|quiet|none|bind|numa|odd-even|cores:<list>",
+       "placement of this process's progress threads (auto: a core no "
+       "application thread uses, else quiet progress on the rank's core)",
        [](EngineOptions& o, const std::string& v) {
          o.progress = PlacementSpec::Parse(v);
        },
@@ -57,20 +69,58 @@ std::vector<Var> MakeTable() {
          o.local_size = static_cast<int>(ParseInt(v, 1, 65536));
        },
        [](const EngineOptions& o) { return std::to_string(o.local_size); }},
+      {"RONDO_NODE_CPUS", "",
+       "empty, or one OS CPU list per local rank separated by ';' (0;1 or "
+       "0-3;4-7)",
+       "CPUs each local rank's application may run on (set by rondo-run)",
+       [](EngineOptions& o, const std::string& v) {
+         o.node_cpus.clear();
+         if (v.empty()) return;
+         size_t start = 0;
+         for (;;) {
+           size_t end = v.find(';', start);
+           std::string item = v.substr(start, end == std::string::npos
+                                                  ? std::string::npos
+                                                  : end - start);
+           topology::CpuSet set = topology::CpuSet::Parse(item);
+           if (set.Empty())
+             throw std::invalid_argument("an empty CPU list");
+           o.node_cpus.push_back(set);
+           if (end == std::string::npos) break;
+           start = end + 1;
+         }
+       },
+       [](const EngineOptions& o) { return NodeCpusToString(o.node_cpus); }},
       {"RONDO_APP_CORE", "-1", "-1 (auto) or a core number",
        "core of this rank's application thread",
        [](EngineOptions& o, const std::string& v) {
          o.app_core = static_cast<int>(ParseInt(v, -1, 65535));
        },
        [](const EngineOptions& o) { return std::to_string(o.app_core); }},
-      {"RONDO_TIMER_US", "200", "0 (off) or a period in 10..1000000 us",
-       "timer trigger period",
+      {"RONDO_TIMER_US", "auto",
+       "auto, 0 (off) or a period in 10..1000000 us",
+       "timer trigger period (auto: 200 us where this rank has no progress "
+       "thread, off where it has one)",
        [](EngineOptions& o, const std::string& v) {
+         if (v == "auto") {
+           o.timer_period_us = -1;
+           return;
+         }
          int64_t us = ParseInt(v, 0, 1000000);
          if (us != 0 && us < 10) throw std::invalid_argument("below 10 us");
          o.timer_period_us = us;
        },
-       [](const EngineOptions& o) { return std::to_string(o.timer_period_us); }},
+       [](const EngineOptions& o) {
+         return o.timer_period_us < 0 ? std::string("auto")
+                                      : std::to_string(o.timer_period_us);
+       }},
+      {"RONDO_QUIET_US", "100", "a period in 10..100000 us",
+       "how long a quiet progress thread lets the application stay outside "
+       "Rondo with work pending before it progresses in the background",
+       [](EngineOptions& o, const std::string& v) {
+         o.quiet_period_us = ParseInt(v, 10, 100000);
+       },
+       [](const EngineOptions& o) { return std::to_string(o.quiet_period_us); }},
       {"RONDO_TIMER_CORES", "app", "app|none|<core list such as 0,2-3>",
        "cores that get a timer thread",
        [](EngineOptions& o, const std::string& v) {

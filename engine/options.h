@@ -23,9 +23,10 @@ struct EngineOptions {
   queues::QueueKind queue = queues::QueueKind::kSpin;
   // RONDO_QUEUE_CAPACITY: preallocated nodes per lock-free queue.
   int queue_capacity = 1024;
-  // RONDO_PROGRESS: progress thread placement (none|bind|numa|odd-even|
-  // cores:<list>).
-  PlacementSpec progress = PlacementSpec{PlacementKind::kNuma, {}};
+  // RONDO_PROGRESS: progress thread placement (auto|quiet|none|bind|numa|
+  // odd-even|cores:<list>). auto (PlaceNodeAuto): a free core if the node
+  // has one, else quiet progress on the rank's own core.
+  PlacementSpec progress = PlacementSpec{PlacementKind::kAuto, {}};
   // RONDO_COMM_CORES: dedicated communication cores of the node ("" none,
   // "<n>" chosen from the topology, or a core list): ranks are spread over
   // the other cores and the progress threads go to these (placement.h).
@@ -34,12 +35,25 @@ struct EngineOptions {
   // node (set by launchers; a single process is rank 0 of 1).
   int local_rank = 0;
   int local_size = 1;
+  // RONDO_NODE_CPUS: the OS CPUs each local rank's application may run on,
+  // in local rank order (set by rondo-run, or filled from PMIx by nmad's
+  // NodeEngineOptions); empty = unknown (only this process's own affinity
+  // is known).
+  std::vector<topology::CpuSet> node_cpus;
   // RONDO_APP_CORE: the core of this rank's application thread; -1 = the
   // core the process is bound to if it is bound to exactly one, else MPC's
   // spread placement of local_rank.
   int app_core = -1;
-  // RONDO_TIMER_US: timer trigger period in microseconds; 0 disables it.
-  int64_t timer_period_us = 200;
+  // RONDO_TIMER_US: timer trigger period in microseconds; 0 disables it;
+  // -1 (auto, the default) = kAutoTimerUs where this rank has no progress
+  // thread (RONDO_PROGRESS=none), off where it has one.
+  int64_t timer_period_us = -1;
+  static constexpr int64_t kAutoTimerUs = 200;
+  // RONDO_QUIET_US: a quiet progress thread checks this long after the
+  // application left Rondo with background work pending before it starts
+  // progressing; while the application keeps calling Rondo the check period
+  // doubles up to 16 times this.
+  int64_t quiet_period_us = 100;
   // RONDO_TIMER_CORES: cores with a timer thread: "app" (the application
   // core), "none", or a list such as "0,2".
   std::string timer_cores = "app";
@@ -68,6 +82,9 @@ struct EngineOptions {
   // "NAME=value" lines of the effective configuration.
   std::string Describe() const;
 };
+
+// "0-3;4-7": RONDO_NODE_CPUS's form.
+std::string NodeCpusToString(const std::vector<topology::CpuSet>& cpus);
 
 // All RONDO_* names known to this build (engine and, later, upper layers).
 std::vector<std::string_view> KnownRondoVariables();

@@ -19,8 +19,10 @@ TEST_CASE("defaults when the environment is empty", "[options]") {
   EngineOptions o = EngineOptions::FromEnvironment();
   CHECK(o.topology == "native");
   CHECK(o.queue == queues::QueueKind::kSpin);
-  CHECK(o.progress.kind == PlacementKind::kNuma);
-  CHECK(o.timer_period_us == 200);
+  CHECK(o.progress.kind == PlacementKind::kAuto);
+  CHECK(o.timer_period_us == -1);  // auto: off where a progress thread is
+  CHECK(o.quiet_period_us == 100);
+  CHECK(o.node_cpus.empty());
   CHECK(o.trace_file.empty());
 }
 
@@ -68,6 +70,41 @@ TEST_CASE("environment values are parsed strictly", "[options]") {
     ScopedEnv a("RONDO_TIMER_CORES", "0-");
     CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
                       Catch::Contains("RONDO_TIMER_CORES"));
+  }
+}
+
+TEST_CASE("node CPUs, quiet progress and the automatic timer",
+          "[options]") {
+  {
+    ScopedEnv a("RONDO_NODE_CPUS", "0;1-3;0,2");
+    ScopedEnv b("RONDO_PROGRESS", "quiet");
+    ScopedEnv c("RONDO_TIMER_US", "auto");
+    EngineOptions o = EngineOptions::FromEnvironment();
+    REQUIRE(o.node_cpus.size() == 3);
+    CHECK(o.node_cpus[0] == topology::CpuSet{0});
+    CHECK(o.node_cpus[1] == topology::CpuSet{1, 2, 3});
+    CHECK(o.node_cpus[2] == topology::CpuSet{0, 2});
+    CHECK(o.progress.kind == PlacementKind::kQuiet);
+    CHECK(o.timer_period_us == -1);
+    CHECK_THAT(o.Describe(), Catch::Contains("RONDO_NODE_CPUS=0;1-3;0,2") &&
+                                 Catch::Contains("RONDO_TIMER_US=auto") &&
+                                 Catch::Contains("RONDO_PROGRESS=quiet"));
+  }
+  for (const char* bad : {"0;;1", "x", ";", "0;1-"}) {
+    ScopedEnv a("RONDO_NODE_CPUS", bad);
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("Invalid value for RONDO_NODE_CPUS") &&
+                          Catch::Contains("one OS CPU list per local rank"));
+  }
+  {
+    ScopedEnv a("RONDO_QUIET_US", "5");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("RONDO_QUIET_US: '5'"));
+  }
+  {
+    ScopedEnv a("RONDO_PROGRESS", "spread");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("auto|quiet|none|bind|numa"));
   }
 }
 

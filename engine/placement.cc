@@ -27,7 +27,11 @@ int NumaOfRank(int numas, int local_rank, int local_size) {
 
 PlacementSpec PlacementSpec::Parse(const std::string& text) {
   PlacementSpec spec;
-  if (text == "none") {
+  if (text == "auto") {
+    spec.kind = PlacementKind::kAuto;
+  } else if (text == "quiet") {
+    spec.kind = PlacementKind::kQuiet;
+  } else if (text == "none") {
     spec.kind = PlacementKind::kNone;
   } else if (text == "bind") {
     spec.kind = PlacementKind::kBind;
@@ -50,14 +54,16 @@ PlacementSpec PlacementSpec::Parse(const std::string& text) {
     for (int c = set.First(); c >= 0; c = set.Next(c)) spec.cores.push_back(c);
   } else {
     throw std::invalid_argument("invalid placement '" + text +
-                                "': expected none|bind|numa|odd-even|"
-                                "cores:<list such as 1,3-4>");
+                                "': expected auto|quiet|none|bind|numa|"
+                                "odd-even|cores:<list such as 1,3-4>");
   }
   return spec;
 }
 
 std::string PlacementSpec::ToString() const {
   switch (kind) {
+    case PlacementKind::kAuto: return "auto";
+    case PlacementKind::kQuiet: return "quiet";
     case PlacementKind::kNone: return "none";
     case PlacementKind::kBind: return "bind";
     case PlacementKind::kNuma: return "numa";
@@ -131,6 +137,8 @@ std::vector<int> ProgressCores(const topology::Topology& topo,
     case PlacementKind::kNone:
       return {};
     case PlacementKind::kBind:
+    case PlacementKind::kQuiet:
+    case PlacementKind::kAuto:  // without the node's view: the own core
       return {app_core};
     case PlacementKind::kNuma: {
       const int numa = topo.NumaOfCore(app_core);
@@ -337,8 +345,10 @@ NodePlacement PlaceNode(const topology::Topology& topo,
       case PlacementKind::kNone:
         break;
       case PlacementKind::kBind:
+      case PlacementKind::kQuiet:
         pc = {out.app_cores[r]};
         break;
+      case PlacementKind::kAuto:  // dedicated cores given: as numa
       case PlacementKind::kNuma: {
         std::vector<int> local;  // comm cores of the rank's NUMA node
         for (int c : cc)
@@ -359,6 +369,141 @@ NodePlacement PlaceNode(const topology::Topology& topo,
         for (int c : spec.cores) CheckCore(topo, c, "the placement");
         pc = spec.cores;
         break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string CoreList(const std::vector<int>& cores) {
+  topology::CpuSet set;
+  for (int c : cores) set.Set(c);
+  std::string s = set.ToString();  // "{1,3-4}"
+  return s.substr(1, s.size() - 2);
+}
+
+}  // namespace
+
+NodePlacement PlaceNodeAuto(const topology::Topology& topo,
+                            const std::vector<topology::CpuSet>& rank_cores,
+                            int local_size) {
+  if (local_size < 1)
+    throw std::invalid_argument("a node needs at least one rank, not " +
+                                std::to_string(local_size));
+  if (!rank_cores.empty() &&
+      static_cast<int>(rank_cores.size()) != local_size)
+    throw std::invalid_argument(
+        "the CPUs of " + std::to_string(rank_cores.size()) +
+        " ranks are given but the node has " + std::to_string(local_size) +
+        ": expected one CPU set per local rank");
+  const int ncores = topo.NumCores();
+  const topology::CpuSet all = topo.AllCores();
+  NodePlacement out;
+  out.app_cores.resize(local_size);
+  out.progress_cores.resize(local_size);
+  out.quiet.assign(local_size, false);
+  out.why.resize(local_size);
+  out.oversubscribed = local_size > ncores;
+
+  // Which cores the applications use.
+  topology::CpuSet used;
+  std::vector<bool> bound(local_size, false);
+  int unbound = 0;
+  for (int r = 0; r < local_size; ++r) {
+    topology::CpuSet mask =
+        rank_cores.empty() ? topology::CpuSet() : rank_cores[r];
+    if (mask.Empty() || !all.Contains(mask)) mask = all;
+    if (mask.Count() == 1) {
+      bound[r] = true;
+      used.Set(mask.First());
+      out.app_cores[r] = mask.First();
+    } else {
+      ++unbound;
+      out.app_cores[r] = AppCoreOfRank(topo, r, local_size);
+    }
+  }
+  std::vector<int> candidates;  // cores no bound rank uses
+  for (int c = 0; c < ncores; ++c)
+    if (!used.Test(c)) candidates.push_back(c);
+  std::vector<int> free_cores = candidates;
+  if (unbound > 0) {
+    // Unbound ranks run somewhere among the candidates: only as many cores
+    // as are left over stay free, spread where MPC leaves its free cores.
+    const int64_t n = static_cast<int64_t>(candidates.size());
+    const int64_t k = std::max<int64_t>(0, n - unbound);
+    free_cores.clear();
+    for (int64_t j = 0; j < k; ++j)
+      free_cores.push_back(candidates[((j + 1) * n + k - 1) / k - 1]);
+  }
+  const std::string node_text =
+      std::to_string(local_size) + (local_size == 1 ? " rank" : " ranks") +
+      " on " + std::to_string(ncores) + (ncores == 1 ? " core" : " cores");
+  if (free_cores.empty()) {
+    for (int r = 0; r < local_size; ++r) {
+      out.quiet[r] = true;
+      out.progress_cores[r] = {out.app_cores[r]};
+      std::string where =
+          bound[r] ? "its core " + std::to_string(out.app_cores[r])
+                   : "its cores (unbound)";
+      out.why[r] = "quiet progress on " + where + ": no core is free of " +
+                   "application threads (" + node_text +
+                   (out.oversubscribed ? ", oversubscribed" : "") +
+                   "); the thread runs only while background work is "
+                   "pending and the application is outside Rondo";
+    }
+    return out;
+  }
+  // Ranks take the free cores of their NUMA node in blocks (Equation 1's
+  // grouping), else any free core, by rank.
+  std::vector<int> ranks_on_numa(topo.NumNuma(), 0), index_on_numa(local_size);
+  for (int r = 0; r < local_size; ++r)
+    index_on_numa[r] = ranks_on_numa[topo.NumaOfCore(out.app_cores[r])]++;
+  const int64_t F = static_cast<int64_t>(free_cores.size());
+  topology::CpuSet taken;
+  for (int r = 0; r < local_size; ++r) {
+    const int numa = topo.NumaOfCore(out.app_cores[r]);
+    std::vector<int> local;
+    for (int c : free_cores)
+      if (topo.NumaOfCore(c) == numa) local.push_back(c);
+    int core;
+    if (!local.empty()) {
+      const int64_t k = static_cast<int64_t>(local.size());
+      core = local[index_on_numa[r] * k / ranks_on_numa[numa]];
+    } else {
+      core = free_cores[static_cast<int64_t>(r) * F / local_size];
+    }
+    out.progress_cores[r] = {core};
+    taken.Set(core);
+    out.why[r] = "progress thread on free core " + std::to_string(core) +
+                 " (no application thread of the node uses it; " +
+                 std::to_string(free_cores.size()) + " free: " +
+                 CoreList(free_cores) + "; " + node_text +
+                 (unbound > 0 ? ", " + std::to_string(unbound) + " unbound"
+                              : "") +
+                 ")";
+  }
+  for (int c = taken.First(); c >= 0; c = taken.Next(c))
+    out.comm_cores.push_back(c);
+  return out;
+}
+
+std::string PlacementConflicts(const topology::Topology& topo,
+                               const std::vector<int>& progress_cores,
+                               const std::vector<topology::CpuSet>& rank_cores,
+                               int local_rank) {
+  std::string out;
+  for (int c : progress_cores) {
+    if (c < 0 || c >= topo.NumCores()) continue;
+    for (int r = 0; r < static_cast<int>(rank_cores.size()); ++r) {
+      if (r == local_rank || rank_cores[r].Count() != 1 ||
+          !rank_cores[r].Test(c))
+        continue;
+      out += "rondo: warning: a progress thread of local rank " +
+             std::to_string(local_rank) + " is placed on core " +
+             std::to_string(c) + ", where local rank " + std::to_string(r) +
+             " computes: the two will share that core (RONDO_PROGRESS=auto "
+             "avoids it)\n";
     }
   }
   return out;

@@ -8,6 +8,9 @@
 //             ranks never share one (Equation 2), for chain collectives
 //   cores:L   an explicit list: one progress thread per listed core
 //   none      no progress thread (polling, timer and idle hook only)
+//   auto      the default (PlaceNodeAuto): a progress thread on a core that
+//             no application thread of the node uses, else quiet progress
+//   quiet     quiet progress on the rank's own core(s) (see PlaceNodeAuto)
 //
 // Ranks are the processes of one node: `local_rank` of `local_size`. Where a
 // rank's application core is not given, ranks are spread as MPC does: evenly
@@ -26,13 +29,14 @@
 
 namespace rondo::engine {
 
-enum class PlacementKind { kNone, kBind, kNuma, kOddEven, kCores };
+enum class PlacementKind { kNone, kBind, kNuma, kOddEven, kCores, kAuto, kQuiet };
 
 struct PlacementSpec {
-  PlacementKind kind = PlacementKind::kNuma;
+  PlacementKind kind = PlacementKind::kAuto;
   std::vector<int> cores;  // for kCores
 
-  // "none" | "bind" | "numa" | "odd-even" | "cores:1,3-4". Throws
+  // "auto" | "quiet" | "none" | "bind" | "numa" | "odd-even" |
+  // "cores:1,3-4". Throws
   // std::invalid_argument naming the text and the allowed forms.
   static PlacementSpec Parse(const std::string& text);
   std::string ToString() const;
@@ -97,6 +101,15 @@ struct NodePlacement {
   std::vector<int> comm_cores;
   std::vector<int> app_cores;                    // per local rank
   std::vector<std::vector<int>> progress_cores;  // per local rank
+  // Per local rank (PlaceNodeAuto; all false otherwise): the progress thread
+  // shares the rank's own core and runs only while background work is
+  // pending and the application is outside Rondo (quiet progress).
+  std::vector<bool> quiet;
+  // Per local rank: why its progress threads are where they are, for
+  // rondo-info ("" for the explicit placements).
+  std::vector<std::string> why;
+  // More ranks than cores on the node: waiting ranks give their core away.
+  bool oversubscribed = false;
 };
 
 // Places the `local_size` ranks of a node and their progress threads.
@@ -119,6 +132,39 @@ struct NodePlacement {
 NodePlacement PlaceNode(const topology::Topology& topo,
                         const PlacementSpec& spec, const CommCoresSpec& comm,
                         int local_size);
+
+// ---- The default: RONDO_PROGRESS=auto ----
+//
+// Background progress must never cost an MPI program more than it gives.
+// `rank_cores[r]` is the set of cores local rank r's application may run on
+// (from its affinity mask, as the launcher or PMIx reports it; empty when
+// unknown, which counts as "any core"). A core is used when a rank is bound
+// to it alone; ranks bound to several cores (or unknown) take as many cores
+// as there are of them, somewhere.
+//   - Free cores (used by no application thread; with unbound ranks, at most
+//     cores - ranks of them, spread as MPC leaves its free cores) get the
+//     progress threads: each rank takes a free core of its own NUMA node
+//     when there is one (the ranks of a NUMA node share its free cores in
+//     blocks, as Equation 1 groups them), else any free core.
+//   - With no free core (one rank per core or more: the ordinary HPC case)
+//     every rank gets quiet progress: one thread on its own core, asleep
+//     unless background work is pending while the application is outside
+//     Rondo (progress_thread.h, ProgressThread::Mode::kQuiet).
+// `why` says which case applied and why, per rank. Throws
+// std::invalid_argument for local_size < 1 or a rank_cores size other than
+// 0 or local_size.
+NodePlacement PlaceNodeAuto(const topology::Topology& topo,
+                            const std::vector<topology::CpuSet>& rank_cores,
+                            int local_size);
+
+// The explicit placement `spec` (RONDO_PROGRESS=cores:<list>, bind, numa,
+// odd-even) puts a progress thread of this rank on a core that another
+// local rank's application is bound to: one warning line per such core,
+// naming the rank ("" when none). `rank_cores` as for PlaceNodeAuto.
+std::string PlacementConflicts(const topology::Topology& topo,
+                               const std::vector<int>& progress_cores,
+                               const std::vector<topology::CpuSet>& rank_cores,
+                               int local_rank);
 
 }  // namespace rondo::engine
 

@@ -238,5 +238,108 @@ TEST_CASE("PlaceNode shares ranks out by application cores per NUMA node",
   }
 }
 
+// ---- the default: RONDO_PROGRESS=auto ----
+
+using topology::CpuSet;
+
+TEST_CASE("auto: one rank per core leaves no free core: quiet progress",
+          "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:core:2 pu:1");
+  NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}}, 2);
+  CHECK(p.quiet == std::vector<bool>{true, true});
+  CHECK(p.app_cores == std::vector<int>{0, 1});
+  CHECK(p.progress_cores == std::vector<std::vector<int>>{{0}, {1}});
+  CHECK(p.comm_cores.empty());
+  CHECK_FALSE(p.oversubscribed);
+  CHECK_THAT(p.why[1], Catch::Contains("quiet progress on its core 1") &&
+                           Catch::Contains("2 ranks on 2 cores"));
+  // Unbound ranks (as under rondo-run's default or mpirun's bind-to
+  // socket): two ranks still fill two cores.
+  p = PlaceNodeAuto(*topo, {}, 2);
+  CHECK(p.quiet == std::vector<bool>{true, true});
+  CHECK_THAT(p.why[0], Catch::Contains("unbound"));
+}
+
+TEST_CASE("auto: more ranks than cores is oversubscribed and quiet",
+          "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:core:2 pu:1");
+  NodePlacement p =
+      PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}, CpuSet{0}, CpuSet{1}}, 4);
+  CHECK(p.oversubscribed);
+  CHECK(p.quiet == std::vector<bool>(4, true));
+  CHECK(p.progress_cores == std::vector<std::vector<int>>{{0}, {1}, {0}, {1}});
+  CHECK_THAT(p.why[3], Catch::Contains("oversubscribed"));
+}
+
+TEST_CASE("auto: free cores get the progress threads", "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:core:4 pu:1");
+  SECTION("bound ranks: the cores nobody is bound to") {
+    NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}}, 2);
+    CHECK(p.quiet == std::vector<bool>{false, false});
+    CHECK(p.progress_cores == std::vector<std::vector<int>>{{2}, {3}});
+    CHECK(p.comm_cores == std::vector<int>{2, 3});
+    CHECK_THAT(p.why[0], Catch::Contains("free core 2") &&
+                             Catch::Contains("2 free: 2-3"));
+  }
+  SECTION("bound ranks elsewhere: the free cores wherever they are") {
+    NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{1}, CpuSet{3}}, 2);
+    CHECK(p.progress_cores == std::vector<std::vector<int>>{{0}, {2}});
+  }
+  SECTION("unbound ranks: only cores - ranks are free, spread as MPC") {
+    NodePlacement p = PlaceNodeAuto(*topo, {}, 2);
+    CHECK(p.app_cores == std::vector<int>{0, 2});
+    CHECK(p.progress_cores == std::vector<std::vector<int>>{{1}, {3}});
+    CHECK(p.quiet == std::vector<bool>{false, false});
+  }
+  SECTION("three bound ranks share the one free core") {
+    NodePlacement p =
+        PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}, CpuSet{2}}, 3);
+    CHECK(p.progress_cores ==
+          std::vector<std::vector<int>>{{3}, {3}, {3}});
+  }
+  SECTION("a single unbound process on a 2-core machine") {
+    auto two = Topology::Load("synthetic:core:2 pu:1");
+    NodePlacement p = PlaceNodeAuto(*two, {}, 1);
+    CHECK(p.progress_cores == std::vector<std::vector<int>>{{1}});
+    CHECK(p.quiet == std::vector<bool>{false});
+  }
+}
+
+TEST_CASE("auto: ranks use the free cores of their own NUMA node",
+          "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:numa:2 core:4 pu:1");
+  // Ranks on 0,1,2 (NUMA 0) and 4,5,6 (NUMA 1): free cores 3 and 7.
+  std::vector<CpuSet> cores = {CpuSet{0}, CpuSet{1}, CpuSet{2},
+                               CpuSet{4}, CpuSet{5}, CpuSet{6}};
+  NodePlacement p = PlaceNodeAuto(*topo, cores, 6);
+  CHECK(p.progress_cores ==
+        std::vector<std::vector<int>>{{3}, {3}, {3}, {7}, {7}, {7}});
+  // NUMA 0 full, two free cores on NUMA 1: NUMA 0's ranks go there too.
+  cores = {CpuSet{0}, CpuSet{1}, CpuSet{2}, CpuSet{3}, CpuSet{4}, CpuSet{5}};
+  p = PlaceNodeAuto(*topo, cores, 6);
+  for (int r = 0; r < 6; ++r) {
+    REQUIRE(p.progress_cores[r].size() == 1);
+    const int c = p.progress_cores[r][0];
+    CHECK((c == 6 || c == 7));
+  }
+}
+
+TEST_CASE("auto: bad input and conflicts of explicit placements",
+          "[placement][auto][errors]") {
+  auto topo = Topology::Load("synthetic:core:4 pu:1");
+  CHECK_THROWS_WITH(PlaceNodeAuto(*topo, {CpuSet{0}}, 2),
+                    Catch::Contains("CPUs of 1 ranks") &&
+                        Catch::Contains("has 2"));
+  CHECK_THROWS_WITH(PlaceNodeAuto(*topo, {}, 0),
+                    Catch::Contains("at least one rank"));
+  CHECK(PlacementSpec::Parse("auto").ToString() == "auto");
+  CHECK(PlacementSpec::Parse("quiet").kind == PlacementKind::kQuiet);
+  const std::vector<CpuSet> cores = {CpuSet{0}, CpuSet{1}, CpuSet{0, 1, 2, 3}};
+  std::string w = PlacementConflicts(*topo, {1}, cores, 0);
+  CHECK_THAT(w, Catch::Contains("core 1, where local rank 1 computes"));
+  CHECK(PlacementConflicts(*topo, {2}, cores, 0).empty());  // rank 2 unbound
+  CHECK(PlacementConflicts(*topo, {0}, cores, 0).empty());  // its own core
+}
+
 }  // namespace
 }  // namespace rondo::engine

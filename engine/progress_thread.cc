@@ -101,10 +101,10 @@ void ProgressThread::Main() {
     bound_.store(ok, std::memory_order_release);
   }
   if (on_start_) on_start_();
-  if (config_.mode == Mode::kProgress) {
-    ProgressLoop();
-  } else {
-    TimerLoop();
+  switch (config_.mode) {
+    case Mode::kProgress: ProgressLoop(); break;
+    case Mode::kTimer: TimerLoop(); break;
+    case Mode::kQuiet: QuietLoop(); break;
   }
 }
 
@@ -158,6 +158,97 @@ void ProgressThread::ProgressLoop() {
     }
     SleepUntilWoken();
     idle_since = -1;
+  }
+}
+
+void ProgressThread::SleepFor(int64_t ns) {
+  const int64_t deadline = MonotonicNs() + ns;
+  for (int64_t left = ns; left > 0 && !stop_.load(std::memory_order_acquire);
+       left = deadline - MonotonicNs()) {
+    internal::FutexWait(&timer_word_, 0, left);
+  }
+}
+
+void ProgressThread::QuietSleep() {
+  QuietSignals& q = *config_.quiet;
+  sleep_word_.store(kAsleep, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Pairs with OnApplicationLeft(): the application's exit (a seq_cst
+  // read-modify-write of `calls`) happens before our loads here and we see
+  // no application inside, or it sees kAsleep and wakes us.
+  const bool work_for_us =
+      q.background.load(std::memory_order_seq_cst) > 0 &&
+      (q.calls.load(std::memory_order_seq_cst) & QuietSignals::kInsideMask) ==
+          0;
+  if (!work_for_us && !stop_.load(std::memory_order_seq_cst)) {
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
+    while (sleep_word_.load(std::memory_order_acquire) == kAsleep &&
+           !stop_.load(std::memory_order_acquire)) {
+      internal::FutexWait(&sleep_word_, kAsleep, -1);
+    }
+  }
+  sleep_word_.store(kAwake, std::memory_order_release);
+}
+
+void ProgressThread::QuietLoop() {
+  const int core = config_.core;
+  QuietSignals& q = *config_.quiet;
+  const int64_t first = config_.period_ns;
+  const int64_t longest = 16 * first;
+  int64_t period = first;
+  auto entered = [&q] {
+    return q.calls.load(std::memory_order_acquire) >> 32;
+  };
+  auto inside = [&q] {
+    return (q.calls.load(std::memory_order_acquire) &
+            QuietSignals::kInsideMask) != 0;
+  };
+  uint64_t seen = entered();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (q.background.load(std::memory_order_acquire) <= 0) {
+      QuietSleep();
+      period = first;
+      seen = entered();
+      continue;
+    }
+    // Work is pending: give the application a period to come back.
+    SleepFor(period);
+    if (stop_.load(std::memory_order_relaxed)) break;
+    if (inside() || entered() != seen) {
+      // It polls by itself: stay out of its way, and look less often.
+      seen = entered();
+      period = std::min(period * 2, longest);
+      skipped_ticks_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    // It stayed outside for a whole period with work pending: progress for
+    // it until it comes back or the work is done.
+    period = first;
+    activations_.fetch_add(1, std::memory_order_relaxed);
+    int failed_arms = 0;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      const int worked = tree_.ScheduleFrom(core);
+      if (inside() || entered() != seen) {
+        seen = entered();
+        break;
+      }
+      if (worked > 0) {
+        busy_passes_.fetch_add(1, std::memory_order_relaxed);
+        failed_arms = 0;
+        continue;
+      }
+      if (q.background.load(std::memory_order_acquire) <= 0) break;
+      // Nothing to do now: sleep until the network has something (an
+      // arrival, or the application coming back with new work wakes us).
+      if (SleepOnSources()) {
+        failed_arms = 0;
+      } else if (++failed_arms >= 16) {
+        // Events keep arriving faster than we see them, or nothing can be
+        // slept on: let the application run a little.
+        failed_arms = 0;
+        SleepFor(first / 4);
+      }
+    }
   }
 }
 

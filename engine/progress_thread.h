@@ -11,6 +11,19 @@
 //              again, so it takes a bounded share of the core; with nothing
 //              queued it sleeps until a submit re-arms it.
 //
+//   kQuiet     quiet progress, for a rank with no free core (the default
+//              when every core runs an application thread): the thread
+//              shares the rank's core and stays asleep unless background
+//              work is pending (QuietSignals::background) while the
+//              application is outside Rondo. When the application leaves
+//              Rondo with work pending, the thread wakes, lets the
+//              application have one period (period_ns) and, if it did not
+//              call Rondo meanwhile, progresses for it: runs the tasks of
+//              its path and sleeps on the networks' fds between arrivals.
+//              While the application keeps calling Rondo the period doubles
+//              (up to 16x), so a communication loop costs one check per
+//              period at most, and a blocking call costs nothing.
+//
 // Sleeping uses an explicit handshake so that no wake-up is lost: the thread
 // announces itself in `sleepers` and on its own futex word, then checks the
 // queues once more (side-effect free) before it sleeps; a submitter pushes,
@@ -35,13 +48,29 @@
 
 namespace rondo::engine {
 
+// What a quiet progress thread watches. Owned by the engine; written by the
+// application's threads on every call (EnterCall/ExitCall) and by whoever
+// starts or finishes background work.
+struct QuietSignals {
+  // Low 32 bits: application threads inside Rondo now; high 32 bits: calls
+  // entered so far (wrapping). One word, so that entering and leaving cost
+  // one atomic read-modify-write each.
+  alignas(64) std::atomic<uint64_t> calls{0};
+  // Operations in flight that need progress while the application is
+  // outside Rondo (requests, collectives, broadcasts to forward).
+  alignas(64) std::atomic<int64_t> background{0};
+
+  static constexpr uint64_t kEntered = uint64_t{1} << 32;
+  static constexpr uint64_t kInsideMask = kEntered - 1;
+};
+
 class ProgressThread {
  public:
-  enum class Mode { kProgress, kTimer };
+  enum class Mode { kProgress, kTimer, kQuiet };
   struct Config {
     int core = 0;
     Mode mode = Mode::kProgress;
-    int64_t period_ns = 200000;     // kTimer
+    int64_t period_ns = 200000;     // kTimer; kQuiet: the first period
     int64_t idle_spin_ns = 50000;   // kProgress
     bool bind = true;               // bind to `core` (native topology only)
     // kTimer: explicit polls from the application on `core` (Engine::Poll,
@@ -49,6 +78,8 @@ class ProgressThread {
     // the application is polling by itself, and a timer pass on its core
     // would only preempt it (possibly while it holds a queue's spin lock).
     const std::atomic<uint64_t>* app_polls = nullptr;
+    // kQuiet: the engine's signals (required).
+    QuietSignals* quiet = nullptr;
   };
 
   // `on_start` runs first on the new thread (the engine records the
@@ -69,6 +100,16 @@ class ProgressThread {
 
   // Wakes the thread if it sleeps. Returns true if it was asleep.
   bool Wake() noexcept;
+  // kQuiet: the last application thread just left Rondo (or background
+  // work started while none is inside). Wakes the thread when work is
+  // pending and it sleeps without a deadline (idle, or on the fds);
+  // otherwise costs two loads. Any thread.
+  void OnApplicationLeft() noexcept {
+    if (config_.quiet->background.load(std::memory_order_seq_cst) <= 0)
+      return;
+    const uint32_t w = sleep_word_.load(std::memory_order_seq_cst);
+    if (w == kAsleep || w == kAsleepOnFds) Wake();
+  }
 
   int core() const { return config_.core; }
   Mode mode() const { return config_.mode; }
@@ -76,12 +117,17 @@ class ProgressThread {
     return sleep_word_.load(std::memory_order_acquire) == kAsleep;
   }
   // Times the thread went to sleep, and passes that ran at least one task.
+  // kQuiet: periods after which it progressed for the application.
+  uint64_t activations() const {
+    return activations_.load(std::memory_order_relaxed);
+  }
   uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
   // Times the thread slept on wake-up sources (a subset of sleeps()).
   uint64_t fd_sleeps() const {
     return fd_sleeps_.load(std::memory_order_relaxed);
   }
-  // Timer ticks skipped because the application polled meanwhile.
+  // Timer ticks (kQuiet: checks) skipped because the application polled
+  // (called Rondo) meanwhile.
   uint64_t skipped_ticks() const {
     return skipped_ticks_.load(std::memory_order_relaxed);
   }
@@ -103,6 +149,12 @@ class ProgressThread {
   void Main();
   void ProgressLoop();
   void TimerLoop();
+  void QuietLoop();
+  // kQuiet: sleeps until OnApplicationLeft() or Stop(), unless background
+  // work is pending while no application thread is inside Rondo.
+  void QuietSleep();
+  // Sleeps `ns` (interruptible by Stop()).
+  void SleepFor(int64_t ns);
   // The sleep handshake; returns after a wake-up (or at once if work or a
   // stop request showed up during the handshake).
   void SleepUntilWoken();
@@ -124,6 +176,7 @@ class ProgressThread {
   std::atomic<uint64_t> busy_passes_{0};
   std::atomic<uint64_t> skipped_ticks_{0};
   std::atomic<uint64_t> fd_sleeps_{0};
+  std::atomic<uint64_t> activations_{0};
   WakeupRegistry* registry_ = nullptr;
   int wake_fd_ = -1;  // eventfd, written by Wake() while kAsleepOnFds
 };

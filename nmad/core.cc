@@ -267,6 +267,7 @@ struct BcastOp {
   std::atomic<int> body_status{static_cast<int>(Status::kOk)};
   engine::Task task;        // forwarders: forward and deliver
   std::atomic<bool> finished{false};
+  bool counted = false;  // forwarders: counted as background work
   // Large data goes to the children one after another (largest subtree
   // first): the completion of send i submits post_tasks[i + 1], which posts
   // send i + 1 (one task per send: never submitted twice).
@@ -1076,6 +1077,8 @@ struct CoreImpl final : drivers::PacketSink {
     r->buf = static_cast<uint8_t*>(buf);
     r->len = len;
     r->req = &req;
+    req.background_ = engine;  // a rendezvous to progress
+    engine->BeginBackground();
     Gate& g = *gates[m.source_];
     {
       std::lock_guard<SpinLock> lock(g.mu);
@@ -1091,12 +1094,17 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   // Marks `req` pending for a new operation; false if it is still in use.
-  static bool Claim(Request& req) noexcept {
+  // Every claimed request completes (Request::Complete), which ends the
+  // background work counted here: a request in flight is what a quiet
+  // progress thread progresses while the application computes.
+  bool Claim(Request& req) noexcept {
     uint32_t v = req.state_.load(std::memory_order_acquire);
     if (v == Request::kPending) return false;
     req.state_.store(Request::kPending, std::memory_order_relaxed);
     req.status_ = Status::kOk;
     req.info_ = RecvInfo{};
+    req.background_ = engine;
+    engine->BeginBackground();
     return true;
   }
 
@@ -1287,6 +1295,14 @@ struct CoreImpl final : drivers::PacketSink {
       delete r;
       op->in_place = nullptr;
     }
+    MarkFinished(op);
+  }
+
+  // A broadcast operation is over: KeepBcast may reclaim it, and a
+  // forwarder's background work (counted since its header came) ends.
+  static void MarkFinished(BcastOp* op) noexcept {
+    if (op->counted) op->core->engine->EndBackground();
+    op->counted = false;
     op->finished.store(true, std::memory_order_release);
   }
 
@@ -1391,6 +1407,9 @@ struct CoreImpl final : drivers::PacketSink {
       o->bytes = o->data->data();
     }
     o->in = std::move(h);
+    // Forwarding must go on while the application computes.
+    o->counted = true;
+    c->engine->BeginBackground();
     o->task.Init(&CoreImpl::BcastForward, o, c->task_cpus,
                  {.name = "nmad.bcast"});
     o->body.set_completion(&CoreImpl::BcastBodyDone, o);
@@ -1403,7 +1422,7 @@ struct CoreImpl final : drivers::PacketSink {
         delete o->in_place;
         o->in_place = nullptr;
       }
-      o->finished.store(true, std::memory_order_release);
+      MarkFinished(o);
     }
   }
 
@@ -1438,7 +1457,7 @@ struct CoreImpl final : drivers::PacketSink {
       o->in_place = nullptr;
     }
     if (o->core->engine->Submit(o->task) != Status::kOk)
-      o->finished.store(true, std::memory_order_release);
+      MarkFinished(o);
   }
 
   // Engine task, once the data is here: forward it, then deliver it here.
@@ -1447,7 +1466,7 @@ struct CoreImpl final : drivers::PacketSink {
     CoreImpl* c = o->core;
     if (static_cast<Status>(o->body_status.load()) != Status::kOk) {
       c->counters.bcast_dropped.fetch_add(1);
-      o->finished.store(true, std::memory_order_release);
+      MarkFinished(o);
       return engine::TaskResult::kDone;
     }
     if (!o->in.forward.empty())
@@ -1875,7 +1894,8 @@ Result<std::unique_ptr<Core>> Core::Create(
   }
   // Polling tasks, with the affinity of the creating thread's core.
   c.task_cpus = PollingCpuSet(engine.topology(), engine.CurrentCore());
-  if (c.bootstrap->local_size() > engine.topology().NumCores())
+  if (c.bootstrap->local_size() > engine.topology().NumCores() ||
+      engine.oversubscribed())
     c.idle_before_yield = 1;
   const topology::CpuSet& cpus = c.task_cpus;
   for (auto& r : c.rails)
@@ -2027,7 +2047,9 @@ Status Core::Wait(Request& req) noexcept {
     return Status::kInvalidArgument;
   // Busy polling, as MPI does; after a run of empty passes, yield the core
   // so that oversubscribed ranks and threads (more of them than cores) let
-  // the thread that will complete this request run.
+  // the thread that will complete this request run. A quiet progress
+  // thread stays away meanwhile (the caller polls).
+  engine::Engine::CallScope call(*impl_->engine);
   uint32_t idle = 0;
   while (!req.done()) {
     if (impl_->Progress() > 0) {
@@ -2043,6 +2065,7 @@ Status Core::Wait(Request& req) noexcept {
 Status Core::WaitFor(Request& req, std::chrono::nanoseconds timeout) noexcept {
   if (req.state_.load(std::memory_order_acquire) == Request::kIdle)
     return Status::kInvalidArgument;
+  engine::Engine::CallScope call(*impl_->engine);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   uint32_t n = 0;
   while (!req.done()) {

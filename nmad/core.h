@@ -114,6 +114,10 @@ class Request {
   static constexpr uint32_t kIdle = 0, kPending = 1, kDone = 2;
   void Complete(Status s) noexcept {
     status_ = s;
+    if (engine::Engine* e = background_; e != nullptr) {
+      background_ = nullptr;
+      e->EndBackground();
+    }
     if (on_complete_ != nullptr) on_complete_(*this, s, on_complete_arg_);
     state_.store(kDone, std::memory_order_release);
   }
@@ -122,6 +126,8 @@ class Request {
   RecvInfo info_;
   CompletionFn on_complete_ = nullptr;
   void* on_complete_arg_ = nullptr;
+  // The engine whose background work this request counts while pending.
+  engine::Engine* background_ = nullptr;
 };
 
 // An active message being delivered to its handler. Valid only during the

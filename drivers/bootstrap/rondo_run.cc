@@ -331,13 +331,30 @@ void Launcher::SpawnAll() {
     bool ours = false;
     for (std::string_view name :
          {"RONDO_RUN_SOCKET=", "RONDO_RUN_KEY=", "RONDO_RANK=", "RONDO_SIZE=",
-          "RONDO_LOCAL_RANK=", "RONDO_LOCAL_SIZE=",
+          "RONDO_LOCAL_RANK=", "RONDO_LOCAL_SIZE=", "RONDO_NODE_CPUS=",
           // The launcher's own setting; a rank's engine would warn about it.
           "RONDO_RUN_RANK_WRAPPER="})
       ours = ours || v.starts_with(name);
     if (!ours) base_env.emplace_back(v);
   }
   const pid_t parent = ::getpid();
+  // Where each rank will compute, for the engines' placement (engine/
+  // placement.h): the CPU each is bound to, else rondo-run's own mask.
+  std::string node_cpus;
+  {
+    std::string own;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask))
+          own += (own.empty() ? "" : ",") + std::to_string(c);
+    for (int r = 0; r < n; ++r) {
+      if (r > 0) node_cpus += ';';
+      node_cpus += options_.bind_cores ? std::to_string(cpus[r % cpus.size()])
+                                       : own;
+    }
+  }
 
   for (int r = 0; r < n; ++r) {
     // The rank's command line: the wrapper's words for this rank, then the
@@ -356,6 +373,7 @@ void Launcher::SpawnAll() {
     env.push_back("RONDO_SIZE=" + std::to_string(n));
     env.push_back("RONDO_LOCAL_RANK=" + std::to_string(r));
     env.push_back("RONDO_LOCAL_SIZE=" + std::to_string(n));
+    if (!node_cpus.empty()) env.push_back("RONDO_NODE_CPUS=" + node_cpus);
     std::vector<char*> envp;
     for (std::string& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);

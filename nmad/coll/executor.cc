@@ -212,17 +212,23 @@ Status Operation::Start(const CommView& comm,
   running_.clear();
   running_.reserve(n);
   left_.store(n + 1, std::memory_order_relaxed);  // +1: held by Start
+  // Until Finish(): work that needs progress while the application computes
+  // (a quiet progress thread runs it when the application is outside).
+  comm.core->engine().BeginBackground();
   started_.store(true, std::memory_order_release);
   for (uint32_t i : prepared_->roots) Launch(steps_[i]);
   // The application's share of an all-to-one split runs here, before the
   // call returns.
   if (prepared_->app_start_steps > 0) RunStart();
   // Release Start's hold: an empty schedule completes here.
-  if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (on_done_) on_done_(*this, done_arg_);
-    done_.store(true, std::memory_order_release);
-  }
+  if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
   return Status::kOk;
+}
+
+void Operation::Finish() noexcept {
+  if (on_done_) on_done_(*this, done_arg_);
+  comm_.core->engine().EndBackground();
+  done_.store(true, std::memory_order_release);
 }
 
 template <typename Finished>
@@ -296,10 +302,7 @@ void Operation::StepDone(StepState& st) noexcept {
     StepState& d = steps_[prepared_->dependents[k]];
     if (d.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Launch(d);
   }
-  if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    if (on_done_) on_done_(*this, done_arg_);
-    done_.store(true, std::memory_order_release);
-  }
+  if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
 }
 
 void Operation::OnRequestDone(Request& req, Status s, void* arg) noexcept {

@@ -185,6 +185,9 @@ class Operation {
                             void* arg) noexcept;
   void Launch(StepState& st) noexcept;
   void StepDone(StepState& st) noexcept;
+  // The last step is done: on_done, then done() (and the background work
+  // counted since Start ends).
+  void Finish() noexcept;
   void Fail(engine::Status s, std::string what) noexcept;
   uint8_t* Resolve(const BufRef& ref) const noexcept;
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "drivers/bootstrap/bootstrap.h"
+#include "nmad/node.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
 
@@ -142,11 +143,15 @@ int CallErrhandler(const Comm* comm, int code, const char* fn) {
 
 // ---- State ----
 State::State() {
-  engine_ = std::make_unique<engine::Engine>();
   std::string err;
   auto boot = drivers::bootstrap::BootstrapFromEnvironment(&err);
   if (!boot.ok())
     throw std::runtime_error("cannot reach the job's launcher: " + err);
+  // The node's ranks are known before the engine places anything.
+  auto engine_options = NodeEngineOptions(*boot.value(), &err);
+  if (!engine_options.ok())
+    throw std::runtime_error("cannot learn the node's placement: " + err);
+  engine_ = std::make_unique<engine::Engine>(std::move(engine_options).value());
   auto core = Core::Create(*engine_, std::move(boot).value(),
                            NmadOptions::FromEnvironment(), &err);
   if (!core.ok()) throw std::runtime_error("cannot start nmad: " + err);

@@ -21,6 +21,9 @@ namespace rondo::nmad::mpi {
         nullptr, MPI_ERR_OTHER, fn,                                         \
         ::rondo::nmad::mpi::Finalized() ? "called after MPI_Finalize"       \
                                         : "called before MPI_Init");        \
+  /* The application is inside MPI until the call returns: a quiet */      \
+  /* progress thread stays away (engine/progress_thread.h). */             \
+  ::rondo::engine::Engine::CallScope rondo_mpi_call_scope_(st->engine());  \
   const char* const kFn = fn
 
 // RONDO_MPI_ENTER plus the communicator argument: declares `err` and `c`

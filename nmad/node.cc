@@ -1,0 +1,126 @@
+#include "nmad/node.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+
+namespace rondo::nmad {
+namespace {
+
+constexpr const char* kKey = "rondo.node";
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  return buf;
+}
+
+topology::CpuSet OwnCpus() {
+  topology::CpuSet set;
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
+    for (int c = 0; c < CPU_SETSIZE && c < topology::CpuSet::kMaxCores; ++c)
+      if (CPU_ISSET(c, &mask)) set.Set(c);
+  return set;
+}
+
+bool InEnvironment(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != 0;
+}
+
+}  // namespace
+
+std::string EncodeNodeRecord(const NodeRecord& record) {
+  std::string cpus = record.cpus.ToString();  // "{0-3}"
+  return record.host + "|" + std::to_string(record.local_rank) + "|" +
+         cpus.substr(1, cpus.size() - 2);
+}
+
+std::optional<NodeRecord> DecodeNodeRecord(std::string_view text) {
+  const size_t a = text.find('|');
+  if (a == std::string_view::npos || a == 0) return std::nullopt;
+  const size_t b = text.find('|', a + 1);
+  if (b == std::string_view::npos) return std::nullopt;
+  NodeRecord r;
+  r.host = std::string(text.substr(0, a));
+  std::string_view lr = text.substr(a + 1, b - a - 1);
+  auto [end, ec] = std::from_chars(lr.data(), lr.data() + lr.size(),
+                                   r.local_rank);
+  if (ec != std::errc() || end != lr.data() + lr.size() || r.local_rank < 0)
+    return std::nullopt;
+  try {
+    r.cpus = topology::CpuSet::Parse(std::string(text.substr(b + 1)));
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  if (r.cpus.Empty()) return std::nullopt;
+  return r;
+}
+
+std::vector<topology::CpuSet> NodeCpusOf(
+    const std::vector<std::optional<NodeRecord>>& records,
+    const std::string& host, int local_size) {
+  if (local_size < 1) return {};
+  std::vector<topology::CpuSet> out(local_size);
+  std::vector<bool> seen(local_size, false);
+  int found = 0;
+  for (const auto& r : records) {
+    if (!r || r->host != host) continue;
+    if (r->local_rank >= local_size || seen[r->local_rank]) return {};
+    seen[r->local_rank] = true;
+    out[r->local_rank] = r->cpus;
+    ++found;
+  }
+  if (found != local_size) return {};
+  return out;
+}
+
+engine::Result<engine::EngineOptions> NodeEngineOptions(
+    drivers::bootstrap::Bootstrap& boot, std::string* error) {
+  engine::EngineOptions o = engine::EngineOptions::FromEnvironment();
+  const bool env_local =
+      InEnvironment("RONDO_LOCAL_RANK") || InEnvironment("RONDO_LOCAL_SIZE");
+  if (!env_local) {
+    o.local_rank = boot.local_rank();
+    o.local_size = boot.local_size();
+  }
+  if (!o.node_cpus.empty() || o.local_size == 1 || boot.size() == 1) return o;
+  // Every rank takes part in the exchange (a collective), even one that
+  // will not use it, so that no rank waits in the Fence for another.
+  NodeRecord self{HostName(), o.local_rank, OwnCpus()};
+  const std::string text = EncodeNodeRecord(self);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+  if (engine::Status s = boot.Put(kKey, {bytes, text.size()});
+      s != engine::Status::kOk) {
+    if (error) *error = "cannot publish this rank's CPUs: " +
+                        std::string(engine::StatusName(s));
+    return s;
+  }
+  if (engine::Status s = boot.Fence(); s != engine::Status::kOk) {
+    if (error) *error = "the exchange of the node's CPUs failed: " +
+                        std::string(engine::StatusName(s));
+    return s;
+  }
+  std::vector<std::optional<NodeRecord>> records(boot.size());
+  for (int r = 0; r < boot.size(); ++r) {
+    auto v = boot.Get(r, kKey);
+    if (!v.ok()) continue;
+    const auto& b = v.value();
+    records[r] = DecodeNodeRecord(
+        std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+  }
+  o.node_cpus = NodeCpusOf(records, self.host, o.local_size);
+  if (o.node_cpus.empty())
+    std::fprintf(stderr,
+                 "rondo: warning: the ranks of host %s do not describe %d "
+                 "local ranks consistently; placing progress threads from "
+                 "this rank's own affinity only\n",
+                 self.host.c_str(), o.local_size);
+  return o;
+}
+
+}  // namespace rondo::nmad

@@ -1,0 +1,142 @@
+// rondo-info: prints what Rondo sees and how it is configured.
+//   rondo-info               topology, and where this node's ranks compute
+//                            and progress, with the reason for each
+//   rondo-info --config      effective RONDO_* configuration, with help
+//   rondo-info --topology T  the same for another topology (RONDO_TOPOLOGY form)
+// Started as a job step (rondo-run -n N rondo-info, mpirun, srun --mpi=pmix),
+// every rank learns the node's view as an MPI program would (nmad/node.h):
+// local rank 0 prints the node's placement, every rank its own line.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "drivers/bootstrap/bootstrap.h"
+#include "engine/engine.h"
+#include "nmad/node.h"
+
+namespace {
+
+using rondo::engine::Engine;
+using rondo::engine::ProgressThread;
+
+std::string Cores(const rondo::topology::CpuSet& set) {
+  if (set.Empty()) return "unknown";
+  std::string s = set.ToString();
+  return s.substr(1, s.size() - 2);
+}
+
+std::string CoreList(const std::vector<int>& cores) {
+  rondo::topology::CpuSet set;
+  for (int c : cores) set.Set(c);
+  return cores.empty() ? "-" : Cores(set);
+}
+
+bool InJob() {
+  for (const char* v : {"RONDO_RUN_SOCKET", "PMIX_RANK", "PMIX_NAMESPACE"})
+    if (const char* s = std::getenv(v); s != nullptr && *s != 0) return true;
+  return false;
+}
+
+// The node's placement, one line per local rank.
+void PrintNode(const Engine& engine, std::ostream& out) {
+  const auto& p = engine.node_placement();
+  const auto& o = engine.options();
+  const int ncores = engine.topology().NumCores();
+  out << "node: " << o.local_size << (o.local_size == 1 ? " rank" : " ranks")
+      << " on " << ncores << " cores"
+      << (p.oversubscribed ? " (oversubscribed: waiting ranks yield their "
+                             "core)"
+                           : "")
+      << "; RONDO_PROGRESS=" << o.progress.ToString() << "\n";
+  for (int r = 0; r < o.local_size; ++r) {
+    const auto& cores = engine.rank_cores()[r];
+    const bool quiet = r < static_cast<int>(p.quiet.size()) && p.quiet[r];
+    out << "  local rank " << r << ": computes on "
+        << (cores.Empty() ? "cores unknown (not told by the launcher)"
+                          : (cores.Count() == 1 ? "core " : "cores ") +
+                                Cores(cores))
+        << "; progress: "
+        << (p.progress_cores[r].empty()
+                ? "none"
+                : quiet && cores.Count() != 1
+                      ? "quiet thread, unbound like its application"
+                      : (quiet ? "quiet thread on core " : "thread on core ") +
+                            CoreList(p.progress_cores[r]))
+        << "\n";
+    if (r < static_cast<int>(p.why.size()) && !p.why[r].empty())
+      out << "    why: " << p.why[r] << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Rondo: topology, placement and configuration"};
+  bool config = false;
+  std::string topology;
+  app.add_flag("--config,-c", config, "print the effective configuration");
+  app.add_option("--topology,-t", topology,
+                 "native | synthetic:<description> | xml:<path>");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    rondo::engine::EngineOptions options =
+        rondo::engine::EngineOptions::FromEnvironment();
+    if (config) {
+      if (!topology.empty()) options.topology = topology;
+      std::cout << options.Describe();
+      return 0;
+    }
+    std::unique_ptr<rondo::drivers::bootstrap::Bootstrap> boot;
+    if (InJob()) {
+      std::string error;
+      auto b = rondo::drivers::bootstrap::BootstrapFromEnvironment(&error);
+      if (!b.ok()) {
+        std::fprintf(stderr, "rondo-info: cannot reach the job's launcher: %s\n",
+                     error.c_str());
+        return 2;
+      }
+      boot = std::move(b).value();
+      auto o = rondo::nmad::NodeEngineOptions(*boot, &error);
+      if (!o.ok()) {
+        std::fprintf(stderr, "rondo-info: %s\n", error.c_str());
+        return 2;
+      }
+      options = std::move(o).value();
+    }
+    if (!topology.empty()) options.topology = topology;
+    Engine engine(options);
+    const auto& topo = engine.topology();
+    std::ostringstream out;
+    if (options.local_rank == 0) {
+      out << "topology: " << topo.source().ToString() << " ("
+          << topo.NumCores() << " cores, " << topo.NumNuma()
+          << " NUMA nodes)\n"
+          << topo.Describe()
+          << "queue: " << rondo::queues::QueueKindName(options.queue) << "\n";
+      PrintNode(engine, out);
+    }
+    out << (boot ? "rank " + std::to_string(boot->rank()) + ", " : "")
+        << "local rank " << options.local_rank << ": application core "
+        << engine.app_core();
+    for (const auto& t : engine.threads()) {
+      out << "; "
+          << (t->mode() == ProgressThread::Mode::kTimer
+                  ? "timer thread (" + std::to_string(engine.timer_period_us()) +
+                        " us)"
+                  : t->mode() == ProgressThread::Mode::kQuiet
+                        ? "quiet progress thread"
+                        : "progress thread")
+          << " on core " << t->core();
+    }
+    if (engine.threads().empty()) out << "; no engine thread";
+    out << "\n";
+    std::cout << out.str() << std::flush;
+    if (boot) (void)boot->Finalize();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rondo-info: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
