@@ -6,7 +6,7 @@
 //
 //   bazel run -c opt //bench:overlap -- [--json FILE] [--csv FILE]
 //       [--plot-dir DIR] [--compare | --libraries rondo,openmpi]
-//       [--configs basic,progress,dedicated,timer]
+//       [--configs default,basic,progress,dedicated,timer]
 //       [--collectives ibcast,ireduce,iallreduce,iallgather,ialltoall]
 //       [--ranks 2] [--comm-us LIST] [--comp-us LIST] [--reps 7] [--full]
 //       [--tolerance 0.1]
@@ -24,6 +24,8 @@
 // command lines; the variables override the driver's environment for that
 // job only, other RONDO_* variables of the driver's environment pass
 // through and are reported):
+//   rondo default     no variable set (the product's defaults: quiet
+//                     progress where no core is free), --comm-cores 0
 //   rondo basic       RONDO_PROGRESS=none RONDO_TIMER_US=0, --comm-cores 0:
 //                     progress only inside MPI calls
 //   rondo progress    RONDO_PROGRESS=bind RONDO_TIMER_US=0, --comm-cores 0:
@@ -33,6 +35,7 @@
 //   rondo dedicated   RONDO_COMM_CORES=1, --comm-cores 1: one core of the
 //                     node kept for progress threads, Rondo places them there
 //   openmpi basic     Open MPI's defaults, --comm-cores 0
+//   openmpi default   skipped: the same as openmpi basic
 //   openmpi progress  skipped: Open MPI 4.1's shared-memory and TCP
 //                     transports have no asynchronous progress thread
 //   openmpi timer     skipped: Open MPI has no timer-driven progress
@@ -126,7 +129,8 @@ using nlohmann::json;
 
 const char* const kCollectives[] = {"ibcast", "ireduce", "iallreduce",
                                     "iallgather", "ialltoall"};
-const char* const kConfigs[] = {"basic", "progress", "dedicated", "timer"};
+const char* const kConfigs[] = {"default", "basic", "progress", "dedicated",
+                                "timer"};
 const char* const kLibraries[] = {"rondo", "openmpi"};
 constexpr const char* kDefaultTargets = "100,316,1000,3162,10000";
 constexpr const char* kFullTargets =
@@ -140,7 +144,7 @@ const char* const kCsvHeader =
 struct Args {
   std::string json, csv, plot_dir = "overlap-report";
   std::string libraries;  // empty: rondo, plus openmpi when present
-  std::string configs = "basic,progress,dedicated";
+  std::string configs = "default,basic,progress,dedicated";
   std::string collectives = "ibcast,ireduce,iallreduce,iallgather,ialltoall";
   std::string ranks = "2";
   std::string comm_us, comp_us;  // empty: kDefaultTargets (--full: kFull...)
@@ -170,7 +174,9 @@ struct Config {
 Config DescribeConfig(const std::string& library, const std::string& config) {
   Config c{library, config, {}, 0, "", ""};
   if (library == "rondo") {
-    if (config == "basic") {
+    if (config == "default") {
+      c.meaning = "Rondo's defaults (no RONDO_ variable set by the driver)";
+    } else if (config == "basic") {
       c.env = {{"RONDO_PROGRESS", "none"}, {"RONDO_TIMER_US", "0"}};
       c.meaning = "progress only inside MPI calls";
     } else if (config == "progress") {
@@ -185,7 +191,9 @@ Config DescribeConfig(const std::string& library, const std::string& config) {
       c.meaning = "one core kept for the progress threads";
     }
   } else {
-    if (config == "basic") {
+    if (config == "default") {
+      c.skip_reason = "the same as openmpi basic (Open MPI's defaults)";
+    } else if (config == "basic") {
       c.meaning = "Open MPI's defaults";
     } else if (config == "progress") {
       c.skip_reason =
@@ -1183,6 +1191,8 @@ int main(int argc, char** argv) {
       "methodology of Denis et al.; docs/overlap.md): Rondo's MadMPI and "
       "Open MPI side by side, one job per library and configuration.\n\n"
       "Configurations (how each job is started):\n"
+      "  rondo default      no RONDO_ variable set: the defaults (quiet "
+      "progress where no core is free), --comm-cores 0\n"
       "  rondo basic        RONDO_PROGRESS=none RONDO_TIMER_US=0, "
       "--comm-cores 0: progress only inside MPI calls\n"
       "  rondo progress     RONDO_PROGRESS=bind RONDO_TIMER_US=0, "
@@ -1216,8 +1226,8 @@ int main(int argc, char** argv) {
                "invocation (skipped with a message when it is not installed), "
                "side by side");
   app.add_option("--configs", a.configs,
-                 "basic, progress, dedicated and/or timer (default "
-                 "basic,progress,dedicated)");
+                 "default, basic, progress, dedicated and/or timer (default "
+                 "default,basic,progress,dedicated)");
   app.add_option("--collectives", a.collectives,
                  "among ibcast,ireduce,iallreduce,iallgather,ialltoall "
                  "(default all five)");
