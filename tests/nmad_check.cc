@@ -618,6 +618,15 @@ void Background(Ctx& c) {
     CHECK_EQ(c.s.Recv(0, 1, &sum, sizeof sum), Status::kOk);
     CHECK_EQ(Checksum(buf.data(), len), sum);
     for (const auto& t : c.core.engine().threads()) {
+      // Quiet progress (the default with one rank per core): nothing but
+      // the quiet thread can have completed the receive.
+      if (t->mode() == rondo::engine::ProgressThread::Mode::kQuiet) {
+        CHECK(t->activations() > 0);
+        std::printf("quiet progress thread: %llu activations, %llu skipped "
+                    "checks\n",
+                    static_cast<unsigned long long>(t->activations()),
+                    static_cast<unsigned long long>(t->skipped_ticks()));
+      }
       if (t->mode() != rondo::engine::ProgressThread::Mode::kProgress) continue;
       while (t->fd_sleeps() == 0 && std::chrono::steady_clock::now() < give_up)
         std::this_thread::yield();
@@ -630,6 +639,34 @@ void Background(Ctx& c) {
   }
 }
 
+
+// Background work is counted while requests are in flight, and only then
+// (a quiet progress thread sleeps when the count is zero).
+void BackgroundCount(Ctx& c) {
+  rondo::engine::Engine& e = c.core.engine();
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+  CHECK_EQ(e.background(), 0);
+  if (c.rank < 2) {
+    const int peer = 1 - c.rank;
+    uint64_t in = 0, out = 1234 + c.rank;
+    Request r;
+    CHECK_EQ(c.s.Irecv(peer, 7, &in, sizeof in, r), Status::kOk);
+    CHECK(e.background() >= 1);  // the receive, until it completes
+    CHECK_EQ(c.s.Send(peer, 7, &out, sizeof out), Status::kOk);
+    CHECK_EQ(c.core.Wait(r), Status::kOk);
+    CHECK_EQ(in, 1234u + peer);
+    std::vector<uint8_t> big(1 << 20, 1), got(1 << 20);
+    Request s, g;
+    CHECK_EQ(c.s.Irecv(peer, 8, got.data(), got.size(), g), Status::kOk);
+    CHECK_EQ(c.s.Isend(peer, 8, big.data(), big.size(), s), Status::kOk);
+    CHECK(e.background() >= 2);  // a rendezvous each way
+    CHECK_EQ(c.core.Wait(s), Status::kOk);
+    CHECK_EQ(c.core.Wait(g), Status::kOk);
+    CHECK(got == big);
+  }
+  CHECK_EQ(c.core.Barrier(), Status::kOk);
+  CHECK_EQ(e.background(), 0);
+}
 
 // ---- dynamic broadcasts (nmad/dynamic_bcast.h) ----
 
@@ -893,6 +930,7 @@ const std::map<std::string, std::function<void(Ctx&)>>& Cases() {
       {"priority", Priority},     {"split_balance", SplitBalance},
       {"late_session", LateSession}, {"death", Death},
       {"background", Background},
+      {"background_count", BackgroundCount},
       {"dynbcast_shapes", DynBcastShapes}, {"dynbcast_mixed", DynBcastMixed},
       {"dynbcast_bad_input", DynBcastBadInput},
       {"dynbcast_detector", DynBcastDetector},
