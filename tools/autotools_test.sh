@@ -5,6 +5,7 @@
 # with the installed wrappers on PATH, then run by the installed rondo-run.
 # configure exports CC: a wrapper that fell back to $CC called itself forever,
 # hence the timeout. Usage: autotools_test.sh <runfiles path of //:install>
+# shellcheck source=tools/install_testlib.sh
 source "$TEST_SRCDIR/$TEST_WORKSPACE/tools/install_testlib.sh"
 need autoreconf autoconf automake make timeout
 

@@ -4,6 +4,7 @@
 # MPI libraries are. FindMPI asks them for their flags (-showme:compile,
 # -showme:link); the programs are built by CMake's compilers and run by the
 # installed rondo-run. Usage: cmake_test.sh <runfiles path of //:install>
+# shellcheck source=tools/install_testlib.sh
 source "$TEST_SRCDIR/$TEST_WORKSPACE/tools/install_testlib.sh"
 need cmake make timeout
 

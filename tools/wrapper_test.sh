@@ -4,6 +4,7 @@
 # at install time, never CC/CXX), the errors when there is none or it would
 # loop, the -show/-showme options, and arguments passed word for word.
 # Usage: wrapper_test.sh <runfiles path of //:install>
+# shellcheck source=tools/install_testlib.sh
 source "$TEST_SRCDIR/$TEST_WORKSPACE/tools/install_testlib.sh"
 need timeout
 
