@@ -19,7 +19,7 @@ Three pieces, used from the root BUILD:
       An sh_binary `name` running tools/install.sh, plus its manifest
       `name.manifest` (one line per thing to install; see install.sh).
       bins go to bin/, bin_templates (scripts `X.in`, @VERSION@ filled here,
-      @PREFIX@ at install time) to bin/X, libs to lib/ as lib*.so.<soversion> with a lib*.so
+      @PREFIX@, @CC@ and @CXX@ at install time) to bin/X, libs to lib/ as lib*.so.<soversion> with a lib*.so
       symlink, headers to include/rondo/<workspace path>, pkg-config
       templates (*.pc.in, @VERSION@ filled here, @PREFIX@ at install time)
       to lib/pkgconfig/.
@@ -134,6 +134,14 @@ def _manifest_impl(ctx):
     lines = []
     runfiles = []
 
+    # The compiler that builds Rondo, a hint for the compiler wrappers
+    # (install.sh checks it and derives the C++ one). Bazel's auto-configured
+    # toolchain names an absolute path (/usr/bin/gcc); anything else, or a
+    # path the manifest cannot hold, leaves install.sh to search PATH.
+    compiler = ctx.attr._cc_toolchain[cc_common.CcToolchainInfo].compiler_executable
+    if compiler.startswith("/") and " " not in compiler:
+        lines.append("compiler - %s -" % compiler)
+
     for target in ctx.attr.bins:
         exe = target[DefaultInfo].files_to_run.executable
         lines.append("file 755 %s bin/%s" % (_src(ctx, exe), exe.basename))
@@ -199,6 +207,7 @@ _rondo_install_manifest = rule(
         "pkgconfig": attr.label_list(allow_files = [".pc.in"]),
         "soversion": attr.string(mandatory = True),
         "version": attr.string(mandatory = True),
+        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
     },
 )
 
