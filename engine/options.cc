@@ -189,6 +189,11 @@ constexpr std::string_view kUpperLayerVariables[] = {
     "RONDO_COLL_RADIX",
     // nmad/coll split-tree model (nmad/coll/splittree_model.h).
     "RONDO_SPLIT_S",
+    // The compiler wrappers (tools/rondo-mpi-wrapper.in): users export
+    // them, and every program built then inherits them.
+    "RONDO_MPICC_CC", "RONDO_MPICXX_CXX",
+    // rondo-run's own setting (drivers/bootstrap/rondo_run.cc).
+    "RONDO_RUN_RANK_WRAPPER",
 };
 
 std::vector<std::string_view> KnownRondoVariables() {
