@@ -1,6 +1,6 @@
 // rondo-run: Rondo's launcher for one machine.
 //
-//   rondo-run -n N [--bind none|core] [--kill-grace S] [--timeout S]
+//   rondo-run -n N [--bind auto|none|core] [--kill-grace S] [--timeout S]
 //             [--rank-wrapper "CMD ARGS {rank}"] prog args...
 //
 // Why: without Slurm or Open MPI a job still needs its ranks started, their
@@ -820,12 +820,14 @@ int Main(int argc, char** argv) {
       "rondo-run: start N ranks of a program on this machine, with the "
       "rondo-run bootstrap (RONDO_RUN_SOCKET, RONDO_RANK, RONDO_SIZE, ...)."};
   RunOptions options;
-  std::string bind = "none";
+  std::string bind = "auto";
   double timeout_s = 0;
   app.add_option("-n,--ranks", options.ranks, "number of ranks, 1..4096")
       ->required();
   app.add_option("--bind", bind,
-                 "none (default) or core: rank r runs on CPU r mod #CPUs");
+                 "auto (default: core when the ranks fit on the CPUs "
+                 "rondo-run may use, else none, as Open MPI's mpirun binds), "
+                 "none, or core: rank r runs on CPU r mod #CPUs");
   app.add_option("--kill-grace", options.kill_grace_s,
                  "seconds the other ranks get to exit after a failure "
                  "(default 10)");
@@ -848,7 +850,7 @@ int Main(int argc, char** argv) {
     return kUsageError;
   }
   auto usage = [](const std::string& what) {
-    std::fprintf(stderr, "rondo-run: %s\nUsage: rondo-run -n N [--bind none|core] "
+    std::fprintf(stderr, "rondo-run: %s\nUsage: rondo-run -n N [--bind auto|none|core] "
                          "[--kill-grace SECONDS] [--timeout SECONDS] "
                          "[--rank-wrapper \"CMD ARGS {rank}\"] prog args...\n",
                  what.c_str());
@@ -858,9 +860,20 @@ int Main(int argc, char** argv) {
     return usage("-n " + std::to_string(options.ranks) +
                  " is out of range; allowed: 1.." +
                  std::to_string(internal::kMaxRanks) + " ranks");
-  if (bind != "none" && bind != "core")
-    return usage("--bind '" + bind + "' is not allowed; allowed: none|core");
+  if (bind != "auto" && bind != "none" && bind != "core")
+    return usage("--bind '" + bind +
+                 "' is not allowed; allowed: auto|none|core");
   options.bind_cores = bind == "core";
+  if (bind == "auto") {
+    // One rank per CPU: each gets its own (what mpirun does for small
+    // jobs); more ranks than CPUs: none is bound, the kernel balances.
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    const int cpus = sched_getaffinity(0, sizeof(mask), &mask) == 0
+                         ? CPU_COUNT(&mask)
+                         : 1;
+    options.bind_cores = options.ranks <= cpus;
+  }
   if (!(options.kill_grace_s >= 0 && options.kill_grace_s <= 86400))
     return usage("--kill-grace " + std::to_string(options.kill_grace_s) +
                  " is out of range; allowed: 0..86400 seconds");

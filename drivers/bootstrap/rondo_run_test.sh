@@ -87,7 +87,7 @@ case "$CASE" in
     expect_in "$ERR" "ranks is required"
     "$RUN" -n 2 --bind socket "$CHECK" >"$OUT" 2>"$ERR"
     expect_rc 2 $?
-    expect_in "$ERR" "allowed: none|core"
+    expect_in "$ERR" "allowed: auto|none|core"
     "$RUN" -n 2 --timeout 0 "$CHECK" >"$OUT" 2>"$ERR"
     expect_rc 2 $?
     expect_in "$ERR" "--timeout 0"
@@ -95,6 +95,38 @@ case "$CASE" in
     "$RUN" -n 2 --bind core "$CHECK" >"$OUT" 2>"$ERR"
     expect_rc 0 $?
     expect_in "$OUT" "rank 1 ok"
+    # Every rank is told where each local rank computes (RONDO_NODE_CPUS,
+    # for the engine's placement), and its own entry is its affinity: bound
+    # by default when the ranks fit on the CPUs, and with --bind core;
+    # rondo-run's whole mask with --bind none and when oversubscribed.
+    ncpu=$(nproc)
+    for mode in auto core none over; do
+      case $mode in
+        over) args=(-n $((ncpu + 1))) ;;
+        *) args=(-n 2 --bind "$mode") ;;
+      esac
+      "$RUN" "${args[@]}" sh -c 'echo "$RONDO_LOCAL_RANK|$RONDO_NODE_CPUS|$(taskset -cp $$ | sed "s/.*: //")"' \
+        >"$OUT" 2>"$ERR" || true
+      python3 - "$OUT" "$mode" "$ncpu" <<'PY' || fail "RONDO_NODE_CPUS ($mode): $(cat "$OUT" "$ERR")"
+import sys
+lines = [l.strip().split("|") for l in open(sys.argv[1]) if l.count("|") == 2]
+mode, ncpu = sys.argv[2], int(sys.argv[3])
+n = ncpu + 1 if mode == "over" else 2
+assert len(lines) == n, lines
+def cpus(text):
+    out = set()
+    for part in text.split(","):
+        a, _, b = part.partition("-")
+        out |= set(range(int(a), int(b or a) + 1))
+    return out
+for rank, node, own in lines:
+    entries = node.split(";")
+    assert len(entries) == n, (node, n)
+    assert cpus(entries[int(rank)]) == cpus(own), (rank, node, own)
+    bound = mode == "core" or (mode == "auto" and ncpu >= 2)
+    assert (len(cpus(own)) == 1) == (bound or ncpu == 1), (mode, own)
+PY
+    done
     ;;
   signal)
     FIFO=$TMP/ready
