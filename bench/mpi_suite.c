@@ -1,0 +1,851 @@
+/* bench/mpi_suite.c: an OSU-style MPI micro-benchmark suite for one MPI
+ * library. The same source builds against Rondo's MadMPI
+ * (//bench:mpi_suite_rondo, //nmad/mpi:mpi) and against Open MPI
+ * (//bench:mpi_suite_openmpi, @openmpi//:mpi): it uses only standard MPI
+ * calls, so the two are compared on the same code. The driver
+ * //bench:mpi_suite (bench/mpi_suite_driver.cc) starts it under rondo-run
+ * or mpirun in each setting and merges the results (issue 15).
+ *
+ *   <launcher> -n N mpi_suite_<impl> [--out FILE] [--tests LIST]
+ *       [--iterations F] [--time-per-case-ms MS] [--quick] [--quiet]
+ *
+ * Tests (bytes per message; the data are MPI_CHAR unless said):
+ *   latency          8 B: one-way latency of a blocking ping-pong between
+ *                    ranks 0 and 1 (osu_latency): half the round trip;
+ *   bandwidth        1 MiB: osu_bw: rank 0 posts a window of 64 MPI_Isend,
+ *                    rank 1 64 MPI_Irecv (distinct buffers), both
+ *                    MPI_Waitall, then rank 1 sends a 4-byte ack; the time
+ *                    of a window / 64 is the per-message time,
+ *                    bytes_per_s = bytes / that time;
+ *   barrier          MPI_Barrier (bytes 0);
+ *   bcast_char       MPI_Bcast of MPI_CHAR from rank 0, 8 B and 1 MiB;
+ *   bcast_float      MPI_Bcast of MPI_FLOAT (bytes / 4 elements);
+ *   allreduce_char   MPI_Allreduce MPI_SUM of MPI_CHAR, 8 B and 1 MiB;
+ *   allreduce_float  MPI_Allreduce MPI_SUM of MPI_FLOAT.
+ * With more than 2 ranks, latency and bandwidth run between ranks 0 and 1
+ * and the other ranks wait in an MPI_Barrier at the end of the case.
+ *
+ * Timing, as the OSU micro-benchmarks do it: `warmup` untimed iterations
+ * (OSU's skip), then `iterations` timed ones, CLOCK_MONOTONIC.
+ *   * latency: rank 0 times batches of round trips back to back; sample =
+ *     batch time / (2 x batch);
+ *   * bandwidth: rank 0 times batches of windows; sample = batch time /
+ *     (64 x batch);
+ *   * barrier: each rank times a batch of back-to-back barriers;
+ *   * bcast, allreduce: each rank times each call (t0; call; t1) and an
+ *     MPI_Barrier follows every call outside the timed part (osu_bcast,
+ *     osu_allreduce);
+ *   for the collectives a sample is, per batch, the maximum over ranks of
+ *   each rank's average time per call in that batch (OSU reports the
+ *   average over ranks of the per-rank averages; the maximum is the time
+ *   by which every rank is done, the figure the slowest rank sees).
+ * The timed iterations form `samples` batches (at most 100) of equal size;
+ * median, min and p99 are order statistics of the batch samples (nearest
+ * rank, as bench/report.cc). The iteration counts are OSU's defaults
+ * (latency 10000, bandwidth 100, collectives 1000; 100 at 1 MiB; warm-ups
+ * 100, 10, 200 and 10, at least 4) times --iterations (default 1; --quick
+ * 0.05), within a time budget per case, --time-per-case-ms (default 1000;
+ * --quick 50): the warm-up runs in chunks of 1, 1, 2, 4, ... iterations
+ * and stops early after a quarter of the budget; its last chunk's wall time
+ * per iteration (barriers included, maximum over ranks) caps the timed
+ * count at the budget; and the timed loop stops after twice the budget
+ * (the ranks agree after each batch, outside the timing; the case says
+ * "stopped_early"). At least 5 iterations are timed. So a slow library or
+ * a loaded machine lengthens a case by about 3 budgets at most.
+ *
+ * Correctness: each case's operation is run once with known data before
+ * the warm-up (after poisoning what it writes) and once after the timed
+ * loop, and every rank checks the result (the root's pattern after a
+ * bcast, the sums after an allreduce, the bytes of every message of a
+ * window, the ordering of entry and exit times around a barrier when all
+ * ranks share one clock). A wrong result makes the case "fail" without
+ * figures and the exit status 3: a broken library cannot post a time.
+ *
+ * Unsupported operations: the first call of each case runs under
+ * MPI_ERRORS_RETURN on MPI_COMM_WORLD. If it returns an error on any rank
+ * (e.g. MPI_ERR_OP for MPI_SUM on MPI_CHAR in a library that refuses it),
+ * the case is reported as "unsupported" with the error string and the
+ * suite goes on; the rest of the run uses MPI_ERRORS_ARE_FATAL.
+ *
+ * Output: rank 0 writes JSON lines to --out (default stdout), one object
+ * per line: {"type": "job", ...} first, then per case {"type": "case" |
+ * "unsupported" | "fail" | "skip", "impl", "test", "ranks", "bytes", ...}.
+ * Human lines go to stderr unless --quiet. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Open MPI's libraries keep allocations past MPI_Finalize, many from MCA
+ * components it has already unloaded. In a sanitizer build the Open MPI
+ * flavour ends with _exit, skipping the leak check (as bench/coll.c);
+ * mpi_suite_rondo keeps it. */
+#if defined(__SANITIZE_ADDRESS__) && !defined(RONDO_MPI)
+#define SUITE_SKIP_LEAK_CHECK 1
+#else
+#define SUITE_SKIP_LEAK_CHECK 0
+#endif
+
+enum Test {
+  kLatency,
+  kBandwidth,
+  kBarrier,
+  kBcastChar,
+  kBcastFloat,
+  kAllreduceChar,
+  kAllreduceFloat,
+  kNumTests
+};
+
+static const char* const kNames[kNumTests] = {
+    "latency",     "bandwidth",      "barrier",        "bcast_char",
+    "bcast_float", "allreduce_char", "allreduce_float"};
+
+#define kSmall ((size_t)8)
+#define kLarge ((size_t)1 << 20)
+#define kWindow 64
+#define kMaxSamples 100
+#define kMinIterations 5
+#define kTag 100
+#define kAckTag 101
+#define kCtlTag 102
+
+typedef struct Options {
+  const char* out;
+  int enabled[kNumTests];
+  double scale;            /* --iterations */
+  double time_per_case_ms; /* --time-per-case-ms */
+  int quiet;
+} Options;
+
+static int rank_ = 0, size_ = 1;
+static FILE* out_ = NULL;
+static int failures_ = 0;
+static int one_node_ = 0; /* all ranks on one host: CLOCK_MONOTONIC shared */
+static const char* impl_ =
+#ifdef RONDO_MPI
+    "rondo";
+#else
+    "openmpi";
+#endif
+
+/* ---- Small utilities ---- */
+
+static double NowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void Die(const char* msg) {
+  fprintf(stderr, "mpi_suite: rank %d: %s\n", rank_, msg);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  exit(2);
+}
+
+static void* Alloc(size_t bytes) {
+  void* p = malloc(bytes > 0 ? bytes : 1);
+  if (p == NULL) Die("out of memory");
+  memset(p, 0, bytes > 0 ? bytes : 1); /* touch every page before timing */
+  return p;
+}
+
+static int CompareDoubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct Stats {
+  double min, median, p99, max, mean;
+} Stats;
+
+/* The q-quantile of sorted v[0..n), nearest rank as in bench/report.cc. */
+static double Quantile(const double* v, int n, double q) {
+  int i = (int)(q * (double)(n - 1) + 0.5);
+  return v[i < n ? i : n - 1];
+}
+
+/* Order statistics as bench/report.cc computes them (sorts `v`). */
+static Stats Summarize(double* v, int n) {
+  Stats s = {0, 0, 0, 0, 0};
+  if (n <= 0) return s;
+  qsort(v, (size_t)n, sizeof(double), CompareDoubles);
+  s.min = v[0];
+  s.max = v[n - 1];
+  s.median = Quantile(v, n, 0.5);
+  s.p99 = Quantile(v, n, 0.99);
+  for (int i = 0; i < n; ++i) s.mean += v[i];
+  s.mean /= n;
+  return s;
+}
+
+/* Writes `s` as a JSON string (with quotes) to `f`. */
+static void JsonString(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; *s != '\0'; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      fputc('\\', f);
+      fputc(c, f);
+    } else if (c < 0x20) {
+      fprintf(f, "\\u%04x", c);
+    } else {
+      fputc(c, f);
+    }
+  }
+  fputc('"', f);
+}
+
+static void CaseHead(const char* type, int t, size_t bytes) {
+  fprintf(out_,
+          "{\"type\": \"%s\", \"impl\": \"%s\", \"test\": \"%s\", "
+          "\"ranks\": %d, \"bytes\": %zu",
+          type, impl_, kNames[t], size_, bytes);
+}
+
+/* 1 on every rank if any rank's `flag` is set. */
+static int Any(int flag) {
+  int any = 0;
+  MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any;
+}
+
+/* ---- Argument parsing (every rank parses the same argv) ---- */
+
+static double ParseDouble(const char* s, const char* what, double lo,
+                          double hi) {
+  char* end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || !(v >= lo && v <= hi)) {
+    fprintf(stderr,
+            "mpi_suite: %s: '%s' is not allowed; expected a number in "
+            "%g..%g\n",
+            what, s, lo, hi);
+    exit(2);
+  }
+  return v;
+}
+
+static void ParseTests(Options* o, const char* list) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (int t = 0; t < kNumTests; ++t) o->enabled[t] = 0;
+  int any = 0;
+  for (char* tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+    int found = 0;
+    if (strcmp(tok, "all") == 0) {
+      for (int t = 0; t < kNumTests; ++t) o->enabled[t] = 1;
+      found = 1;
+    }
+    for (int t = 0; t < kNumTests && !found; ++t)
+      if (strcmp(tok, kNames[t]) == 0) o->enabled[t] = found = 1;
+    if (!found) {
+      fprintf(stderr,
+              "mpi_suite: --tests: '%s' is not allowed; expected all or a "
+              "comma-separated list of:",
+              tok);
+      for (int t = 0; t < kNumTests; ++t) fprintf(stderr, " %s", kNames[t]);
+      fprintf(stderr, "\n");
+      exit(2);
+    }
+    any = 1;
+  }
+  if (!any) {
+    fprintf(stderr, "mpi_suite: --tests: empty list\n");
+    exit(2);
+  }
+}
+
+static void Usage(void) {
+  fprintf(stderr,
+          "usage: <launcher> -n N mpi_suite [--out FILE] [--tests LIST]\n"
+          "  [--iterations F] [--time-per-case-ms MS] [--quick] [--quiet]\n");
+}
+
+static void ParseArgs(Options* o, int argc, char** argv) {
+  o->out = NULL;
+  ParseTests(o, "all");
+  o->scale = 1.0;
+  o->time_per_case_ms = 1000;
+  o->quiet = 0;
+  /* --quick first, so that explicit options given with it win. */
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      o->scale = 0.05;
+      o->time_per_case_ms = 50;
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDS_VALUE                                      \
+  if (v == NULL) {                                       \
+    fprintf(stderr, "mpi_suite: %s needs a value\n", a); \
+    exit(2);                                             \
+  }                                                      \
+  ++i
+    if (strcmp(a, "--quick") == 0) {
+      /* handled above */
+    } else if (strcmp(a, "--quiet") == 0) {
+      o->quiet = 1;
+    } else if (strcmp(a, "--out") == 0) {
+      NEEDS_VALUE;
+      o->out = v;
+    } else if (strcmp(a, "--tests") == 0) {
+      NEEDS_VALUE;
+      ParseTests(o, v);
+    } else if (strcmp(a, "--iterations") == 0) {
+      NEEDS_VALUE;
+      o->scale = ParseDouble(v, a, 0.001, 1000);
+    } else if (strcmp(a, "--time-per-case-ms") == 0) {
+      NEEDS_VALUE;
+      o->time_per_case_ms = ParseDouble(v, a, 1, 3600000);
+    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      if (rank_ == 0) Usage();
+      MPI_Finalize();
+      exit(0);
+    } else {
+      if (rank_ == 0) {
+        fprintf(stderr, "mpi_suite: unknown argument '%s'\n", a);
+        Usage();
+      }
+      exit(2);
+    }
+#undef NEEDS_VALUE
+  }
+}
+
+/* ---- Data patterns and checks ---- */
+
+/* The root's byte i (latency, bandwidth, bcast_char). */
+static char ByteVal(size_t i, int salt) {
+  return (char)((i * 131 + 7 + (size_t)salt * 29) & 0x7f);
+}
+/* Rank r's element i of allreduce_char: sums stay in 0..127 for <= 127
+ * ranks. */
+static char CharVal(int r, size_t i) { return (char)((i + (size_t)r) % 2); }
+/* Rank r's element i of allreduce_float: small integers, exact sums. */
+static float FloatVal(int r, size_t i) {
+  return (float)(r + 1) + (float)(i % 7);
+}
+static float BcastFloatVal(size_t i) { return (float)(i % 1000) + 0.5f; }
+
+typedef struct Buffers {
+  char* send;   /* latency/bandwidth send, bcast buffer, allreduce input */
+  char* recv;   /* latency receive, allreduce output */
+  char** wins;  /* bandwidth: rank 1's kWindow receive buffers */
+  size_t bytes; /* per message */
+  int count;    /* elements per call */
+} Buffers;
+
+static void FreeBuffers(Buffers* b) {
+  if (b->wins != NULL)
+    for (int w = 0; w < kWindow; ++w) free(b->wins[w]);
+  free(b->wins);
+  free(b->send);
+  free(b->recv);
+}
+
+static Buffers MakeBuffers(int t, size_t bytes) {
+  Buffers b = {NULL, NULL, NULL, bytes, 0};
+  b.send = Alloc(bytes);
+  b.recv = Alloc(bytes);
+  b.count =
+      (int)(t == kBcastFloat || t == kAllreduceFloat ? bytes / sizeof(float)
+                                                     : bytes);
+  if (t == kBandwidth && rank_ == 1) {
+    b.wins = calloc(kWindow, sizeof(char*));
+    if (b.wins == NULL) Die("out of memory");
+    for (int w = 0; w < kWindow; ++w) b.wins[w] = Alloc(bytes);
+  }
+  return b;
+}
+
+/* Sets the inputs of test `t` on this rank and poisons its outputs. */
+static void Prepare(int t, Buffers* b) {
+  size_t i;
+  switch (t) {
+    case kLatency:
+    case kBandwidth:
+      for (i = 0; i < b->bytes; ++i) b->send[i] = ByteVal(i, rank_);
+      memset(b->recv, 0xff, b->bytes);
+      if (b->wins != NULL)
+        for (int w = 0; w < kWindow; ++w) memset(b->wins[w], 0xff, b->bytes);
+      break;
+    case kBcastChar:
+      for (i = 0; i < b->bytes; ++i)
+        b->send[i] = rank_ == 0 ? ByteVal(i, 0) : (char)0xff;
+      break;
+    case kBcastFloat: {
+      float* f = (float*)b->send;
+      for (i = 0; i < (size_t)b->count; ++i)
+        f[i] = rank_ == 0 ? BcastFloatVal(i) : -1.0f;
+      break;
+    }
+    case kAllreduceChar:
+      for (i = 0; i < b->bytes; ++i) b->send[i] = CharVal(rank_, i);
+      memset(b->recv, 0x7f, b->bytes);
+      break;
+    case kAllreduceFloat: {
+      float* f = (float*)b->send;
+      float* g = (float*)b->recv;
+      for (i = 0; i < (size_t)b->count; ++i) {
+        f[i] = FloatVal(rank_, i);
+        g[i] = -1.0f;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/* Reports the first wrong element on stderr; returns 1 if wrong. */
+static int Wrong(int t, const char* what, size_t i, double got, double want) {
+  fprintf(stderr,
+          "mpi_suite: %s %d ranks: rank %d: %s element %zu is %g, expected "
+          "%g\n",
+          kNames[t], size_, rank_, what, i, got, want);
+  return 1;
+}
+
+/* Checks this rank's outputs after one call; returns 1 if wrong. */
+static int Check(int t, const Buffers* b) {
+  size_t i;
+  switch (t) {
+    case kLatency: /* rank 1 got rank 0's bytes, rank 0 got rank 1's */
+      if (rank_ > 1) return 0;
+      for (i = 0; i < b->bytes; ++i)
+        if (b->recv[i] != ByteVal(i, 1 - rank_))
+          return Wrong(t, "received", i, b->recv[i], ByteVal(i, 1 - rank_));
+      return 0;
+    case kBandwidth:
+      if (rank_ != 1) return 0;
+      for (int w = 0; w < kWindow; ++w)
+        for (i = 0; i < b->bytes; ++i)
+          if (b->wins[w][i] != ByteVal(i, 0))
+            return Wrong(t, "window message", i, b->wins[w][i], ByteVal(i, 0));
+      return 0;
+    case kBcastChar:
+      for (i = 0; i < b->bytes; ++i)
+        if (b->send[i] != ByteVal(i, 0))
+          return Wrong(t, "bcast", i, b->send[i], ByteVal(i, 0));
+      return 0;
+    case kBcastFloat: {
+      const float* f = (const float*)b->send;
+      for (i = 0; i < (size_t)b->count; ++i)
+        if (f[i] != BcastFloatVal(i))
+          return Wrong(t, "bcast", i, f[i], BcastFloatVal(i));
+      return 0;
+    }
+    case kAllreduceChar:
+      for (i = 0; i < b->bytes; ++i) {
+        int want = 0;
+        for (int r = 0; r < size_; ++r) want += CharVal(r, i);
+        if (b->recv[i] != (char)want)
+          return Wrong(t, "sum", i, b->recv[i], want);
+      }
+      return 0;
+    case kAllreduceFloat: {
+      const float* g = (const float*)b->recv;
+      for (i = 0; i < (size_t)b->count; ++i) {
+        float want = 0;
+        for (int r = 0; r < size_; ++r) want += FloatVal(r, i);
+        if (g[i] != want) return Wrong(t, "sum", i, g[i], want);
+      }
+      return 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+/* ---- The operations ---- */
+
+/* One iteration of test `t` (untimed parts included: the ack of a window);
+ * returns the first error code (MPI_SUCCESS when all calls succeed). */
+static int Once(int t, Buffers* b) {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  int rc = MPI_SUCCESS;
+#define TRY(call)                    \
+  do {                               \
+    int rc_ = (call);                \
+    if (rc == MPI_SUCCESS) rc = rc_; \
+  } while (0)
+  switch (t) {
+    case kLatency:
+      if (rank_ == 0) {
+        TRY(MPI_Send(b->send, b->count, MPI_CHAR, 1, kTag, w));
+        TRY(MPI_Recv(b->recv, b->count, MPI_CHAR, 1, kTag, w,
+                     MPI_STATUS_IGNORE));
+      } else if (rank_ == 1) {
+        TRY(MPI_Recv(b->recv, b->count, MPI_CHAR, 0, kTag, w,
+                     MPI_STATUS_IGNORE));
+        TRY(MPI_Send(b->send, b->count, MPI_CHAR, 0, kTag, w));
+      }
+      break;
+    case kBandwidth: {
+      MPI_Request req[kWindow];
+      int ack = 0;
+      if (rank_ == 0) {
+        for (int i = 0; i < kWindow; ++i)
+          TRY(MPI_Isend(b->send, b->count, MPI_CHAR, 1, kTag, w, &req[i]));
+        TRY(MPI_Waitall(kWindow, req, MPI_STATUSES_IGNORE));
+        TRY(MPI_Recv(&ack, 4, MPI_CHAR, 1, kAckTag, w, MPI_STATUS_IGNORE));
+      } else if (rank_ == 1) {
+        for (int i = 0; i < kWindow; ++i)
+          TRY(MPI_Irecv(b->wins[i], b->count, MPI_CHAR, 0, kTag, w, &req[i]));
+        TRY(MPI_Waitall(kWindow, req, MPI_STATUSES_IGNORE));
+        TRY(MPI_Send(&ack, 4, MPI_CHAR, 0, kAckTag, w));
+      }
+      break;
+    }
+    case kBarrier:
+      TRY(MPI_Barrier(w));
+      break;
+    case kBcastChar:
+      TRY(MPI_Bcast(b->send, b->count, MPI_CHAR, 0, w));
+      break;
+    case kBcastFloat:
+      TRY(MPI_Bcast(b->send, b->count, MPI_FLOAT, 0, w));
+      break;
+    case kAllreduceChar:
+      TRY(MPI_Allreduce(b->send, b->recv, b->count, MPI_CHAR, MPI_SUM, w));
+      break;
+    case kAllreduceFloat:
+      TRY(MPI_Allreduce(b->send, b->recv, b->count, MPI_FLOAT, MPI_SUM, w));
+      break;
+    default:
+      break;
+  }
+#undef TRY
+  return rc;
+}
+
+static int PointToPoint(int t) { return t == kLatency || t == kBandwidth; }
+
+/* Runs `n` iterations of `t`; returns this rank's timed nanoseconds per
+ * operation (0 where this rank does not time: ranks other than 0 in the
+ * point-to-point tests). `sync` puts a barrier after each collective call
+ * outside the timed part (OSU's collective loop). */
+static double Iterations(int t, Buffers* b, int n, int sync) {
+  if (PointToPoint(t)) {
+    if (rank_ > 1) return 0;
+    const double t0 = NowNs();
+    for (int i = 0; i < n; ++i) Once(t, b);
+    const double dt = NowNs() - t0;
+    if (rank_ != 0) return 0;
+    return t == kLatency ? dt / (2.0 * n) : dt / ((double)kWindow * n);
+  }
+  if (t == kBarrier) {
+    const double t0 = NowNs();
+    for (int i = 0; i < n; ++i) Once(t, b);
+    return (NowNs() - t0) / n;
+  }
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const double t0 = NowNs();
+    Once(t, b);
+    sum += NowNs() - t0;
+    if (sync) MPI_Barrier(MPI_COMM_WORLD);
+  }
+  return sum / n;
+}
+
+/* The barrier's check: a rank leaves no earlier than the last one entered
+ * (on one host, where CLOCK_MONOTONIC is shared). The last rank spins for a
+ * millisecond first so that a barrier that does not wait is caught. */
+static int BarrierCheck(void) {
+  if (size_ < 2 || !one_node_) return 0;
+  if (rank_ == size_ - 1) {
+    const double until = NowNs() + 1e6;
+    while (NowNs() < until) {
+    }
+  }
+  const double in = NowNs();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double out = NowNs();
+  double last_in = 0;
+  MPI_Allreduce(&in, &last_in, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (out < last_in) {
+    fprintf(stderr,
+            "mpi_suite: barrier %d ranks: rank %d left %.0f ns before the "
+            "last rank entered\n",
+            size_, rank_, last_in - out);
+    return 1;
+  }
+  return 0;
+}
+
+/* One checked call: inputs set, outputs poisoned, the call, the check on
+ * every rank. Returns 1 on every rank if any rank saw a wrong result. */
+static int Verified(int t, Buffers* b) {
+  if (t == kBarrier) return Any(BarrierCheck());
+  Prepare(t, b);
+  Once(t, b);
+  return Any(Check(t, b));
+}
+
+/* The first call under MPI_ERRORS_RETURN. Returns 0 if it succeeded on
+ * every rank, else 1 and (on rank 0) the error string in `err`. */
+static int Probe(int t, Buffers* b, char* err, size_t err_len) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  Prepare(t, b);
+  const int rc = Once(t, b);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  int code = rc == MPI_SUCCESS ? 0 : rc, worst = 0, who = -1, first = -1;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (worst == 0) return 0;
+  who = code != 0 ? rank_ : size_;
+  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank_ == 0) {
+    char msg[MPI_MAX_ERROR_STRING + 1] = {0};
+    int len = 0;
+    if (MPI_Error_string(code != 0 ? code : worst, msg, &len) != MPI_SUCCESS)
+      snprintf(msg, sizeof msg, "error code %d", worst);
+    snprintf(err, err_len, "rank %d: %s", first, msg);
+  }
+  return 1;
+}
+
+/* OSU's iteration counts and warm-ups for test `t` at `bytes`. */
+static void Defaults(int t, size_t bytes, int* iterations, int* warmup) {
+  const int large = bytes > 8192;
+  switch (t) {
+    case kLatency:
+      *iterations = large ? 1000 : 10000;
+      *warmup = large ? 10 : 100;
+      break;
+    case kBandwidth:
+      *iterations = 100;
+      *warmup = 10;
+      break;
+    default:
+      *iterations = large ? 100 : 1000;
+      *warmup = large ? 10 : 200;
+      break;
+  }
+}
+
+/* Makes the ranks that run test `t` agree on `v` (n <= 2 doubles): the
+ * maximum over all ranks for a collective; rank 0's values, sent to rank 1,
+ * for a point-to-point test (ranks 0 and 1 only; outside the timing). */
+static void Agree(int t, double* v, int n) {
+  if (PointToPoint(t)) {
+    if (rank_ == 0)
+      MPI_Send(v, n, MPI_DOUBLE, 1, kCtlTag, MPI_COMM_WORLD);
+    else if (rank_ == 1)
+      MPI_Recv(v, n, MPI_DOUBLE, 0, kCtlTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return;
+  }
+  double max[2] = {0, 0};
+  MPI_Allreduce(v, max, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  memcpy(v, max, sizeof(double) * (size_t)n);
+}
+
+/* ---- One case ---- */
+
+static void Case(const Options* o, int t, size_t bytes) {
+  if (PointToPoint(t) && size_ < 2) {
+    if (rank_ == 0) {
+      CaseHead("skip", t, bytes);
+      fprintf(out_, ", \"reason\": \"needs 2 ranks\"}\n");
+      fflush(out_);
+    }
+    return;
+  }
+  const double case_t0 = NowNs();
+  Buffers b = MakeBuffers(t, bytes);
+  char err[MPI_MAX_ERROR_STRING + 64] = {0};
+  if (Probe(t, &b, err, sizeof err)) {
+    if (rank_ == 0) {
+      CaseHead("unsupported", t, bytes);
+      fprintf(out_, ", \"error\": ");
+      JsonString(out_, err);
+      fprintf(out_, "}\n");
+      fflush(out_);
+      if (!o->quiet)
+        fprintf(stderr, "%-16s %2d ranks %8zu B  unsupported: %s\n", kNames[t],
+                size_, bytes, err);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    FreeBuffers(&b);
+    return;
+  }
+  int bad = Any(t == kBarrier ? 0 : Check(t, &b));
+
+  int iterations, warmup;
+  Defaults(t, bytes, &iterations, &warmup);
+  iterations = (int)(iterations * o->scale + 0.5);
+  warmup = (int)(warmup * o->scale + 0.5);
+  if (warmup < 4) warmup = 4;
+  const double budget_ns = o->time_per_case_ms * 1e6;
+  const int runs = !PointToPoint(t) || rank_ <= 1; /* this rank takes part */
+
+  /* Warm-up in chunks of 1, 1, 2, 4, ... iterations until `warmup` are done
+   * or a quarter of the budget is spent. The last chunk's wall time per
+   * iteration (barriers included; maximum over ranks) is the estimate
+   * that caps the timed count at the budget. */
+  double est = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (runs) {
+    const double start = NowNs();
+    for (int done = 0, chunk = 1; done<warmup; chunk *= done> 1 ? 2 : 1) {
+      const int k = chunk < warmup - done ? chunk : warmup - done;
+      const double t0 = NowNs();
+      Iterations(t, &b, k, 1);
+      done += k;
+      double v[2] = {(NowNs() - t0) / k, NowNs() - start > budget_ns / 4};
+      Agree(t, v, 2);
+      est = v[0];
+      if (v[1] != 0) break;
+    }
+  }
+  if (est > 0 && budget_ns / est < iterations)
+    iterations = (int)(budget_ns / est);
+  if (iterations < kMinIterations) iterations = kMinIterations;
+  int samples = iterations < kMaxSamples ? iterations : kMaxSamples;
+  const int batch = iterations / samples;
+
+  /* The timed batches. A case that runs past twice its budget (the machine
+   * slowed down after the estimate) stops after kMinIterations samples
+   * or more, the ranks agreeing after each batch (outside the timing). */
+  double* local = calloc((size_t)samples, sizeof(double));
+  double* all = calloc((size_t)samples, sizeof(double));
+  if (local == NULL || all == NULL) Die("out of memory");
+  int stopped_early = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (runs) {
+    const double start = NowNs();
+    for (int s = 0; s < samples; ++s) {
+      local[s] = Iterations(t, &b, batch, 1);
+      double stop = s + 1 >= kMinIterations && s + 1 < samples &&
+                    NowNs() - start > 2 * budget_ns;
+      Agree(t, &stop, 1);
+      if (stop != 0) {
+        samples = s + 1;
+        stopped_early = 1;
+      }
+    }
+  }
+  iterations = batch * samples;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (PointToPoint(t)) /* rank 0's own times */
+    memcpy(all, local, sizeof(double) * (size_t)samples);
+  else
+    MPI_Reduce(local, all, samples, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (!bad) bad = Verified(t, &b); /* `bad` is the same on every rank */
+
+  if (rank_ == 0) {
+    if (bad) {
+      ++failures_;
+      CaseHead("fail", t, bytes);
+      fprintf(out_,
+              ", \"reason\": \"wrong result on at least one rank (see "
+              "stderr)\"}\n");
+      fprintf(stderr, "%-16s %2d ranks %8zu B  WRONG RESULT\n", kNames[t],
+              size_, bytes);
+    } else {
+      Stats st = Summarize(all, samples);
+      CaseHead("case", t, bytes);
+      fprintf(out_,
+              ", \"median_ns\": %.1f, \"min_ns\": %.1f, \"p99_ns\": %.1f, "
+              "\"max_ns\": %.1f, \"mean_ns\": %.1f, \"samples\": %d, "
+              "\"batch\": %d, \"iterations\": %d, \"warmup\": %d, "
+              "\"check\": \"%s\", \"wall_ms\": %.1f, "
+              "\"stopped_early\": %s",
+              st.median, st.min, st.p99, st.max, st.mean, samples, batch,
+              iterations, warmup,
+              t == kBarrier && !one_node_ ? "skipped: several hosts" : "ok",
+              (NowNs() - case_t0) / 1e6, stopped_early ? "true" : "false");
+      if (t == kBandwidth && st.median > 0)
+        fprintf(out_, ", \"bytes_per_s\": %.1f, \"window\": %d",
+                (double)bytes / st.median * 1e9, kWindow);
+      fprintf(out_, "}\n");
+      if (!o->quiet)
+        fprintf(stderr,
+                "%-16s %2d ranks %8zu B  median %11.1f ns  min %11.1f  p99 "
+                "%11.1f  iterations %d\n",
+                kNames[t], size_, bytes, st.median, st.min, st.p99, iterations);
+    }
+    fflush(out_);
+  }
+  free(local);
+  free(all);
+  FreeBuffers(&b);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  Options o;
+  ParseArgs(&o, argc, argv);
+  {
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = {0};
+    int len = 0;
+    unsigned long long fnv = 1469598103934665603ULL; /* FNV-1a */
+    long long h, lo = 0, hi = 0;
+    MPI_Get_processor_name(host, &len);
+    for (const char* p = host; *p != '\0'; ++p)
+      fnv = (fnv ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (long long)(fnv >> 1);
+    MPI_Allreduce(&h, &lo, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&h, &hi, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    one_node_ = lo == hi;
+  }
+  if (rank_ == 0) {
+    out_ = stdout;
+    if (o.out != NULL && (out_ = fopen(o.out, "w")) == NULL) {
+      fprintf(stderr, "mpi_suite: cannot write '%s'\n", o.out);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = {0};
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    fprintf(out_,
+            "{\"type\": \"job\", \"impl\": \"%s\", \"ranks\": %d, "
+            "\"library\": ",
+            impl_, size_);
+    JsonString(out_, version);
+    fprintf(out_,
+            ", \"one_node\": %s, \"iterations_scale\": %g, "
+            "\"time_per_case_ms\": %g, \"timing\": \"OSU-style: warm-up, "
+            "then batches of timed iterations; collectives: per batch the "
+            "max over ranks of each rank's average per call, a barrier "
+            "after each call outside the timed part; latency: half the "
+            "round trip; bandwidth: window time / %d\"}\n",
+            one_node_ ? "true" : "false", o.scale, o.time_per_case_ms, kWindow);
+    fflush(out_);
+  }
+  for (int t = 0; t < kNumTests; ++t) {
+    if (!o.enabled[t]) continue;
+    switch (t) {
+      case kLatency:
+        Case(&o, t, kSmall);
+        break;
+      case kBandwidth:
+        Case(&o, t, kLarge);
+        break;
+      case kBarrier:
+        Case(&o, t, 0);
+        break;
+      default:
+        Case(&o, t, kSmall);
+        Case(&o, t, kLarge);
+        break;
+    }
+  }
+  if (rank_ == 0 && out_ != stdout) fclose(out_);
+  MPI_Finalize();
+  if (SUITE_SKIP_LEAK_CHECK) {
+    fflush(NULL);
+    _exit(failures_ > 0 ? 3 : 0);
+  }
+  return failures_ > 0 ? 3 : 0;
+}
