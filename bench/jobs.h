@@ -65,7 +65,9 @@ struct JobSpec {
   // Open MPI's mpirun (e.g. /usr/bin/mpirun).
   std::string launcher_path;
   int ranks = 2;
-  std::string bind = "core";  // core | none, the same policy for both
+  // core | none, the same policy for both; auto (rondo-run only): its
+  // default, core when the ranks fit on the CPUs, else none.
+  std::string bind = "core";
   int timeout_s = 900;        // the launcher kills the job after this
   std::string program;        // absolute path of the MPI program
   std::vector<std::string> args;

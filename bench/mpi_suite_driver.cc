@@ -22,7 +22,8 @@
 //                    timer), Rondo's best explicit setting today.
 //   openmpi default  Open MPI's mpirun with its defaults.
 // Binding (--bind default): each launcher binds as its users get it without
-// options. rondo-run's default is --bind none. Open MPI 4.1's mpirun binds
+// options. rondo-run's default is --bind auto (a CPU per rank when the ranks
+// fit on its CPUs, else none, as mpirun does). Open MPI 4.1's mpirun binds
 // each rank to a core for up to 2 ranks, to a socket beyond (this
 // machine's single socket: all cores) and to nothing when oversubscribed
 // (checked with --report-bindings); bench/jobs.h offers core and none, so
@@ -344,7 +345,7 @@ class Driver {
   // The binding of a job: --bind, or the launcher's own default (banner).
   std::string Bind(const Setting& s, int ranks) const {
     if (a_.bind != "default") return a_.bind;
-    if (s.library == "rondo") return "none";
+    if (s.library == "rondo") return "auto";  // rondo-run's default
     return ranks <= 2 && ranks <= processors_ ? "core" : "none";
   }
 

@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <unistd.h>
 #include <time.h>
@@ -321,6 +322,24 @@ void Engine::RemoveWakeupSource(WakeupSource* source) {
   std::lock_guard<std::mutex> lock(wakeup_registry_.mu);
   auto& v = wakeup_registry_.sources;
   v.erase(std::remove(v.begin(), v.end(), source), v.end());
+}
+
+bool Engine::SleepOnWakeupSources(int64_t timeout_ns) noexcept {
+  constexpr int kMaxFds = 16;
+  pollfd fds[kMaxFds];
+  int n = 0;
+  {
+    std::lock_guard<std::mutex> lock(wakeup_registry_.mu);
+    const auto& sources = wakeup_registry_.sources;
+    if (sources.empty() || sources.size() > kMaxFds) return false;
+    for (WakeupSource* s : sources) {
+      if (!s->Arm()) return false;
+      fds[n++] = {s->fd(), POLLIN, 0};
+    }
+  }
+  const int ms = static_cast<int>(std::max<int64_t>(1, timeout_ns / 1000000));
+  (void)poll(fds, n, ms);
+  return true;
 }
 
 void Engine::WakeFor(int node) noexcept {

@@ -154,6 +154,14 @@ class Engine {
   // Effective timer period in microseconds (0: no timer).
   int64_t timer_period_us() const { return timer_period_us_; }
 
+  // For an application thread that waits with nothing to do: sleeps in
+  // poll() on the wake-up sources' fds (an arrival on any of them wakes
+  // it) for at most `timeout_ns`. Returns false at once, without sleeping,
+  // when there is no source or one cannot be armed (events are pending:
+  // poll instead). Completions that no fd announces (another thread's, a
+  // task's) are seen when the timeout expires: keep it short. Any thread.
+  bool SleepOnWakeupSources(int64_t timeout_ns) noexcept;
+
   // Progress threads sleep on these sources' fds instead of spinning over
   // polling tasks (see engine/wakeup_source.h). The source must stay valid
   // until removed. Any thread.

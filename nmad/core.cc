@@ -2050,15 +2050,8 @@ Status Core::Wait(Request& req) noexcept {
   // the thread that will complete this request run. A quiet progress
   // thread stays away meanwhile (the caller polls).
   engine::Engine::CallScope call(*impl_->engine);
-  uint32_t idle = 0;
-  while (!req.done()) {
-    if (impl_->Progress() > 0) {
-      idle = 0;
-    } else if (++idle >= impl_->idle_before_yield) {
-      idle = 0;
-      sched_yield();
-    }
-  }
+  IdleBackoff backoff(*this);
+  while (!req.done()) backoff.Pass(impl_->Progress());
   return req.status_;
 }
 
@@ -2088,6 +2081,35 @@ Status Core::WaitAll(std::span<Request* const> reqs) noexcept {
 int Core::Progress() noexcept { return impl_->Progress(); }
 uint32_t Core::idle_passes_before_yield() const noexcept {
   return impl_->idle_before_yield;
+}
+bool Core::sleep_when_idle() const noexcept {
+  return impl_->idle_before_yield == 1;
+}
+
+IdleBackoff::IdleBackoff(const Core& core) noexcept
+    : engine_(&core.engine()),
+      yield_after_(core.idle_passes_before_yield()),
+      sleep_(core.sleep_when_idle()),
+      spin_ns_(core.engine().options().wait_spin_us * 1000) {}
+
+void IdleBackoff::Pass(int worked) noexcept {
+  if (worked > 0) {
+    idle_ = 0;
+    idle_since_ = -1;
+    return;
+  }
+  if (++idle_ < yield_after_) return;
+  idle_ = 0;
+  if (sleep_) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const int64_t now = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+    if (idle_since_ < 0) idle_since_ = now;
+    if (now - idle_since_ >= spin_ns_ &&
+        engine_->SleepOnWakeupSources(1000000))
+      return;
+  }
+  sched_yield();
 }
 const topology::CpuSet& Core::task_cpuset() const noexcept {
   return impl_->task_cpus;

@@ -130,6 +130,29 @@ class Request {
   engine::Engine* background_ = nullptr;
 };
 
+// How a thread that waits with nothing to do gives its core away, for every
+// waiting loop above the core (Core::Wait, collectives, MadMPI's waits).
+// Call Pass() after each progress pass with the work it did. It yields the
+// core after Core::idle_passes_before_yield() empty passes in a row. On an
+// oversubscribed node it yields after every empty pass and, once it has
+// found nothing to do for RONDO_WAIT_SPIN_US, sleeps on the rails' wake-up
+// fds (1 ms at most at a time: what no fd announces is seen then), so that
+// the ranks sharing its core run undisturbed until its message arrives.
+// One per waiting loop, on the stack; not thread-safe.
+class IdleBackoff {
+ public:
+  explicit IdleBackoff(const Core& core) noexcept;
+  void Pass(int worked) noexcept;
+
+ private:
+  engine::Engine* engine_;
+  uint32_t yield_after_;
+  bool sleep_;
+  int64_t spin_ns_;
+  uint32_t idle_ = 0;
+  int64_t idle_since_ = -1;
+};
+
 // An active message being delivered to its handler. Valid only during the
 // handler call.
 class AmMessage {
@@ -312,6 +335,9 @@ class Core {
   // 64, or 1 when this node runs more ranks than it has cores
   // (oversubscribed: the rank that will complete the wait needs the core).
   uint32_t idle_passes_before_yield() const noexcept;
+  // Whether waiting threads sleep on the rails' fds after a while (the node
+  // is oversubscribed): see IdleBackoff.
+  bool sleep_when_idle() const noexcept;
   // One progress pass from the caller; returns how much work was done.
   int Progress() noexcept;
 

@@ -234,18 +234,12 @@ void Operation::Finish() noexcept {
 template <typename Finished>
 void Operation::ProgressUntil(bool start_steps, Finished finished) noexcept {
   std::atomic<bool>& has = start_steps ? has_start_ready_ : has_ready_;
-  uint32_t idle = 0;
-  const uint32_t yield_after = comm_.core->idle_passes_before_yield();
+  IdleBackoff backoff(*comm_.core);
   while (!finished()) {
     int n = 0;
     if (has.load(std::memory_order_acquire) && RunReady(start_steps)) n = 1;
     n += comm_.core->Progress();
-    if (n > 0) {
-      idle = 0;
-    } else if (++idle >= yield_after) {
-      idle = 0;
-      sched_yield();
-    }
+    backoff.Pass(n);
   }
 }
 

@@ -215,14 +215,7 @@ bool AllDone(const std::vector<std::shared_ptr<MpiRequest>>& rs) {
   return true;
 }
 
-void Backoff(uint32_t& idle, int worked) {
-  if (worked > 0) {
-    idle = 0;
-  } else if (++idle >= Mpi()->core().idle_passes_before_yield()) {
-    idle = 0;
-    sched_yield();
-  }
-}
+
 
 }  // namespace
 }  // namespace rondo::nmad::mpi
@@ -309,8 +302,8 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   std::vector<std::shared_ptr<MpiRequest>> rs;
   bool any = false;
   if (int err = LookupAll(*st, count, requests, kFn, &rs, &any)) return err;
-  uint32_t idle = 0;
-  while (!AllDone(rs)) Backoff(idle, ProgressPass(*st));
+  rondo::nmad::IdleBackoff backoff(st->core());
+  while (!AllDone(rs)) backoff.Pass(ProgressPass(*st));
   return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
 
@@ -346,14 +339,14 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
     if (status != MPI_STATUS_IGNORE) *status = kEmptyStatus;
     return MPI_SUCCESS;
   }
-  uint32_t idle = 0;
+  rondo::nmad::IdleBackoff backoff(st->core());
   for (;;) {
     for (int i = 0; i < count; ++i)
       if (rs[i] && IsDone(*rs[i])) {
         *index = i;
         return Release(*st, &requests[i], *rs[i], status, kFn);
       }
-    Backoff(idle, ProgressPass(*st));
+    backoff.Pass(ProgressPass(*st));
   }
 }
 
@@ -405,7 +398,7 @@ static int SomeCommon(State& st, int incount, MPI_Request requests[],
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  uint32_t idle = 0;
+  rondo::nmad::IdleBackoff backoff(st.core());
   for (int pass = 0;; ++pass) {
     int n = 0;
     bool any_error = false;
@@ -420,7 +413,7 @@ static int SomeCommon(State& st, int incount, MPI_Request requests[],
       *outcount = n;
       return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
     }
-    Backoff(idle, ProgressPass(st));
+    backoff.Pass(ProgressPass(st));
   }
 }
 
