@@ -67,7 +67,8 @@ Engine::Engine(EngineOptions options)
       options_.progress.kind == PlacementKind::kAuto &&
       options_.comm_cores.empty();
   if (auto_placement) {
-    placement_ = PlaceNodeAuto(*topo_, rank_cores_, options_.local_size);
+    placement_ = PlaceNodeAuto(*topo_, rank_cores_, options_.local_size,
+                               options_.job_size);
   } else {
     placement_ = PlaceNode(*topo_, options_.progress, options_.comm_cores,
                            options_.local_size);
@@ -96,10 +97,12 @@ Engine::Engine(EngineOptions options)
   const std::vector<int>& progress_cores = progress_cores_;
   topology::CpuSet& progress_set = progress_set_;
   for (int c : progress_cores) progress_set.Set(c);
-  timer_period_us_ = options_.timer_period_us >= 0
-                         ? options_.timer_period_us
-                         : (progress_cores.empty() ? EngineOptions::kAutoTimerUs
-                                                   : 0);
+  timer_period_us_ =
+      options_.timer_period_us >= 0
+          ? options_.timer_period_us
+          : (options_.progress.kind == PlacementKind::kNone
+                 ? EngineOptions::kAutoTimerUs
+                 : 0);
   std::vector<int> timer_cores;
   if (timer_period_us_ > 0) {
     if (options_.timer_cores == "app") {

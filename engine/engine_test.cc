@@ -477,7 +477,14 @@ TEST_CASE("auto placement of one process on this machine", "[engine][auto]") {
   CHECK(wide.threads()[0]->mode() == ProgressThread::Mode::kProgress);
   CHECK(wide.threads()[0]->core() == 3);
   CHECK(wide.quiet_thread() == nullptr);
-  // No progress thread: the automatic timer runs at 200 us.
+  // The whole job on this node, no free core: no thread, no timer.
+  o.topology = "synthetic:core:2 pu:1";
+  o.job_size = 2;
+  Engine local(o);
+  CHECK(local.threads().empty());
+  CHECK(local.timer_period_us() == 0);
+  CHECK(local.progress_cores().empty());
+  // RONDO_PROGRESS=none: the automatic timer runs at 200 us.
   o.progress = PlacementSpec::Parse("none");
   Engine timed(o);
   CHECK(timed.timer_period_us() == EngineOptions::kAutoTimerUs);

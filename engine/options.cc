@@ -99,8 +99,8 @@ std::vector<Var> MakeTable() {
        [](const EngineOptions& o) { return std::to_string(o.app_core); }},
       {"RONDO_TIMER_US", "auto",
        "auto, 0 (off) or a period in 10..1000000 us",
-       "timer trigger period (auto: 200 us where this rank has no progress "
-       "thread, off where it has one)",
+       "timer trigger period (auto: 200 us with RONDO_PROGRESS=none, off "
+       "otherwise)",
        [](EngineOptions& o, const std::string& v) {
          if (v == "auto") {
            o.timer_period_us = -1;

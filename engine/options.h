@@ -40,13 +40,17 @@ struct EngineOptions {
   // NodeEngineOptions); empty = unknown (only this process's own affinity
   // is known).
   std::vector<topology::CpuSet> node_cpus;
+  // Ranks in the whole job (set by nmad's NodeEngineOptions from the
+  // bootstrap; 0 = unknown): with local_size, tells a job that fits on this
+  // node (PlaceNodeAuto). Not an environment variable.
+  int job_size = 0;
   // RONDO_APP_CORE: the core of this rank's application thread; -1 = the
   // core the process is bound to if it is bound to exactly one, else MPC's
   // spread placement of local_rank.
   int app_core = -1;
   // RONDO_TIMER_US: timer trigger period in microseconds; 0 disables it;
-  // -1 (auto, the default) = kAutoTimerUs where this rank has no progress
-  // thread (RONDO_PROGRESS=none), off where it has one.
+  // -1 (auto, the default) = kAutoTimerUs with RONDO_PROGRESS=none (the
+  // timer is then the only background trigger), off otherwise.
   int64_t timer_period_us = -1;
   static constexpr int64_t kAutoTimerUs = 200;
   // RONDO_QUIET_US: a quiet progress thread checks this long after the

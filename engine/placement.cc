@@ -387,7 +387,7 @@ std::string CoreList(const std::vector<int>& cores) {
 
 NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                             const std::vector<topology::CpuSet>& rank_cores,
-                            int local_size) {
+                            int local_size, int job_size) {
   if (local_size < 1)
     throw std::invalid_argument("a node needs at least one rank, not " +
                                 std::to_string(local_size));
@@ -439,6 +439,17 @@ NodePlacement PlaceNodeAuto(const topology::Topology& topo,
   const std::string node_text =
       std::to_string(local_size) + (local_size == 1 ? " rank" : " ranks") +
       " on " + std::to_string(ncores) + (ncores == 1 ? " core" : " cores");
+  if (free_cores.empty() && job_size > 0 && job_size <= local_size) {
+    for (int r = 0; r < local_size; ++r)
+      out.why[r] = "no progress thread: the whole job (" + node_text +
+                   (out.oversubscribed ? ", oversubscribed" : "") +
+                   ") is on this node and no core is free of application "
+                   "threads, so every transfer is a copy by a core that also "
+                   "computes and a thread could not overlap it; progress "
+                   "runs inside MPI calls (RONDO_PROGRESS=quiet forces quiet "
+                   "progress)";
+    return out;
+  }
   if (free_cores.empty()) {
     for (int r = 0; r < local_size; ++r) {
       out.quiet[r] = true;

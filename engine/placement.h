@@ -150,12 +150,16 @@ NodePlacement PlaceNode(const topology::Topology& topo,
 //     every rank gets quiet progress: one thread on its own core, asleep
 //     unless background work is pending while the application is outside
 //     Rondo (progress_thread.h, ProgressThread::Mode::kQuiet).
+//   - ... unless the whole job is on this node (0 < job_size <= local_size):
+//     then every byte moves by a copy on a core that also computes, so no
+//     thread could overlap anything, and none is started: progress runs
+//     inside the MPI calls (RONDO_PROGRESS=quiet asks for it anyway).
 // `why` says which case applied and why, per rank. Throws
 // std::invalid_argument for local_size < 1 or a rank_cores size other than
-// 0 or local_size.
+// 0 or local_size. job_size 0: unknown (treated as spanning nodes).
 NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                             const std::vector<topology::CpuSet>& rank_cores,
-                            int local_size);
+                            int local_size, int job_size = 0);
 
 // The explicit placement `spec` (RONDO_PROGRESS=cores:<list>, bind, numa,
 // odd-even) puts a progress thread of this rank on a core that another

@@ -260,6 +260,24 @@ TEST_CASE("auto: one rank per core leaves no free core: quiet progress",
   CHECK_THAT(p.why[0], Catch::Contains("unbound"));
 }
 
+TEST_CASE("auto: a whole job on one node with no free core gets no thread",
+          "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:core:2 pu:1");
+  // Every byte is a CPU copy on a core that computes: nothing to overlap.
+  NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}}, 2, 2);
+  CHECK(p.quiet == std::vector<bool>{false, false});
+  CHECK(p.progress_cores == std::vector<std::vector<int>>{{}, {}});
+  CHECK_THAT(p.why[0], Catch::Contains("no progress thread: the whole job") &&
+                           Catch::Contains("RONDO_PROGRESS=quiet"));
+  // Other ranks elsewhere (job of 8): quiet progress for the remote work.
+  p = PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}}, 2, 8);
+  CHECK(p.quiet == std::vector<bool>{true, true});
+  // A free core is used whatever the job's size.
+  auto four = Topology::Load("synthetic:core:4 pu:1");
+  p = PlaceNodeAuto(*four, {CpuSet{0}, CpuSet{1}}, 2, 2);
+  CHECK(p.progress_cores == std::vector<std::vector<int>>{{2}, {3}});
+}
+
 TEST_CASE("auto: more ranks than cores is oversubscribed and quiet",
           "[placement][auto]") {
   auto topo = Topology::Load("synthetic:core:2 pu:1");

@@ -88,6 +88,7 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
     o.local_rank = boot.local_rank();
     o.local_size = boot.local_size();
   }
+  o.job_size = boot.size();
   if (!o.node_cpus.empty() || o.local_size == 1 || boot.size() == 1) return o;
   // Every rank takes part in the exchange (a collective), even one that
   // will not use it, so that no rank waits in the Fence for another.

@@ -100,6 +100,7 @@ TEST_CASE("node engine options from the bootstrap", "[node]") {
     CHECK(boot.fences == 1);
     CHECK(o.value().local_rank == 0);
     CHECK(o.value().local_size == 2);
+    CHECK(o.value().job_size == 2);
     REQUIRE(o.value().node_cpus.size() == 2);
     CHECK(o.value().node_cpus[1] == CpuSet{1});
     CHECK_FALSE(o.value().node_cpus[0].Empty());  // this process's mask
