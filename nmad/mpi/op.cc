@@ -119,14 +119,12 @@ const char* AllowedText(MPI_Op op) {
   switch (op) {
     case MPI_MAX:
     case MPI_MIN:
-      return "C integer (MPI_CHAR included), floating point and multi-language "
-             "(MPI_AINT, "
-             "MPI_OFFSET, MPI_COUNT) types";
+      return "C integer (MPI_CHAR included), floating point and "
+             "multi-language (MPI_AINT, MPI_OFFSET, MPI_COUNT) types";
     case MPI_SUM:
     case MPI_PROD:
       return "C integer (MPI_CHAR included), floating point, complex and "
-             "multi-language "
-             "(MPI_AINT, MPI_OFFSET, MPI_COUNT) types";
+             "multi-language (MPI_AINT, MPI_OFFSET, MPI_COUNT) types";
     case MPI_LAND:
     case MPI_LOR:
     case MPI_LXOR:
@@ -135,8 +133,7 @@ const char* AllowedText(MPI_Op op) {
     case MPI_BOR:
     case MPI_BXOR:
       return "C integer (MPI_CHAR included), byte and multi-language "
-             "(MPI_AINT, MPI_OFFSET, "
-             "MPI_COUNT) types";
+             "(MPI_AINT, MPI_OFFSET, MPI_COUNT) types";
     case MPI_MAXLOC:
     case MPI_MINLOC:
       return "the pair types MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, "
