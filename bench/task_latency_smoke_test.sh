@@ -2,7 +2,8 @@
 # Smoke test for bench/task_latency: a quick run must produce the human
 # table and a JSON file with the schema of DEVELOPERS.md and every case the
 # issue asks for, each with positive, ordered figures. Timing targets are not
-# checked here (they belong to the benchmark's own report).
+# checked here (they belong to the benchmark's own report): nothing asserted
+# depends on a quiet machine (it passes with both cores busy with other jobs).
 set -euo pipefail
 bin="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-rondo}/bench/task_latency"
 [ -x "$bin" ] || bin="$(dirname "$0")/task_latency"
@@ -10,7 +11,7 @@ out="${TEST_TMPDIR:-/tmp}/task_latency.json"
 "$bin" --quick --json "$out" > "${TEST_TMPDIR:-/tmp}/table.txt"
 grep -q "median ns" "${TEST_TMPDIR:-/tmp}/table.txt"
 python3 - "$out" <<'PY'
-import json, sys
+import json, math, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["benchmark"] == "task_latency", doc.get("benchmark")
 assert isinstance(doc["machine"], dict) and doc["machine"].get("processors", 0) >= 1
@@ -29,6 +30,15 @@ assert any(c.startswith(("l3:", "numa:", "package:")) for c in cases), sorted(ca
 # Tasks pinned to a core ran on that core only.
 assert set(cases["core:1"]["ran_on"]) == {"1"}, cases["core:1"]["ran_on"]
 assert set(cases["same_core"]["ran_on"]) == {"0"}, cases["same_core"]["ran_on"]
-assert 0.5 < cases["idle_impact"]["ratio"] < 2.0, cases["idle_impact"]["ratio"]
+# idle_impact: the compute loop with an idle engine over the loop alone. Its
+# value is a timing (on a loaded machine it moved to 2.4 with nothing wrong):
+# only its presence and consistency are checked, the <= 1% target is in the
+# benchmark's report.
+idle = cases["idle_impact"]
+ratio, base = idle["ratio"], idle["baseline_median_ns"]
+assert isinstance(ratio, (int, float)) and math.isfinite(ratio) and ratio > 0, idle
+assert isinstance(base, (int, float)) and math.isfinite(base) and base > 0, idle
+assert math.isclose(ratio, idle["median_ns"] / base, rel_tol=1e-9), idle
+assert idle["pairs"] == 3, idle  # --quick
 print(f"ok: {len(cases)} cases")
 PY

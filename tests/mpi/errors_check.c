@@ -209,6 +209,28 @@ static void t_bad_args(void) {
   double d = 1, e = 0;
   expect("Allreduce MPI_BAND on MPI_DOUBLE",
          MPI_Allreduce(&d, &e, 1, MPI_DOUBLE, MPI_BAND, w), MPI_ERR_OP, "op");
+  /* The char types take the C integer ops (Open MPI and MPICH accept
+   * MPI_CHAR too, Rondo as an extension) but not MAXLOC/MINLOC, which need
+   * a pair type; MPI_WCHAR is text for all three. The message names the op
+   * and the type. */
+  char ch[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  expect("Allreduce MPI_MAXLOC on MPI_CHAR (op)",
+         MPI_Allreduce(ch, ch + 4, 2, MPI_CHAR, MPI_MAXLOC, w), MPI_ERR_OP, "MPI_MAXLOC");
+  expect("Allreduce MPI_MAXLOC on MPI_CHAR (type)",
+         MPI_Allreduce(ch, ch + 4, 2, MPI_CHAR, MPI_MAXLOC, w), MPI_ERR_OP, "MPI_CHAR");
+  expect("Reduce MPI_MINLOC on MPI_UNSIGNED_CHAR",
+         MPI_Reduce(ch, ch + 4, 2, MPI_UNSIGNED_CHAR, MPI_MINLOC, 0, w), MPI_ERR_OP,
+         "MPI_MINLOC is not defined for MPI_UNSIGNED_CHAR");
+  MPI_Request cq = MPI_REQUEST_NULL;
+  expect("Iallreduce MPI_MINLOC on MPI_SIGNED_CHAR",
+         MPI_Iallreduce(ch, ch + 4, 2, MPI_SIGNED_CHAR, MPI_MINLOC, w, &cq), MPI_ERR_OP,
+         "MPI_MINLOC is not defined for MPI_SIGNED_CHAR");
+  wchar_t wc[2] = {1, 2};
+  expect("Allreduce MPI_SUM on MPI_WCHAR",
+         MPI_Allreduce(wc, wc + 1, 1, MPI_WCHAR, MPI_SUM, w), MPI_ERR_OP,
+         "MPI_SUM is not defined for MPI_WCHAR");
+  check_rc("Allreduce MPI_SUM on MPI_CHAR", MPI_Allreduce(ch, ch + 4, 4, MPI_CHAR, MPI_SUM, w));
+  check_ll("Allreduce MPI_SUM on MPI_CHAR: 1 * size", nranks, ch[4]);
 #ifdef RONDO_MPI
   expect("Allreduce unknown op handle",
          MPI_Allreduce(buf, buf + 4, 1, MPI_INT, (MPI_Op)12345, w), MPI_ERR_OP, "op");
