@@ -5,7 +5,7 @@
 //
 //   bazel run -c opt //bench:mpi_suite -- [--json FILE] [--ranks 2,4]
 //       [--tests all|LIST] [--configs rondo:default,rondo:tuned,...]
-//       [--iterations F | --quick] [--time-per-case-ms MS]
+//       [--iterations F | --quick] [--time-per-case-ms MS] [--rounds N]
 //       [--bind default|core|none] [--timeout S] [--mpirun PATH] [--verbose]
 //
 // The measuring program is bench/mpi_suite.c (its banner has the tests and
@@ -66,7 +66,9 @@
 //    ratio_vs_openmpi on every Rondo case and ratio_vs_tuned on Rondo's
 //    default cases (medians of the same test, ranks and bytes; absent when
 //    either side has no figure), library, config, test, ranks, bytes,
-//    oversubscribed, samples, iterations, batch, warmup, check; top-level
+//    oversubscribed, samples, iterations, batch, warmup, check, rounds and
+//    round_medians_ns (the case is the round with the median median of
+//    --rounds alternating rounds); top-level
 //    "targets", "failed", "skipped", "not_run", "configs" (each setting's
 //    environment, launcher and library version) and "command".
 // Exit status: 0 when every job ran and every check passed (targets missed
@@ -152,6 +154,7 @@ struct Args {
   double iterations = 0;        // 0: 1 (--quick 0.05)
   double time_per_case_ms = 0;  // 0: the program's (1000, --quick 50)
   bool quick = false;
+  int rounds = 0;  // 0: 3 (--quick 1)
   std::string bind = "default";
   int timeout_s = 0;  // 0: 600 (--quick 120) per job
   std::string mpirun = "/usr/bin/mpirun";
@@ -211,9 +214,15 @@ class Driver {
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
     parts_dir_ = tmpl;
     const int64_t start = NowNs();
-    for (int n : ranks_)
-      for (const Setting& s : settings_)
-        if (!interrupted_) Job(s, n);
+    // Rounds alternate the jobs (A B C A B C ...), so that a drift of the
+    // machine's speed hits every library alike; each case keeps the round
+    // whose median is the median of its rounds (Finalize).
+    rounds_ = a_.rounds > 0 ? a_.rounds : a_.quick ? 1 : 3;
+    for (int round = 0; round < rounds_; ++round)
+      for (int n : ranks_)
+        for (const Setting& s : settings_)
+          if (!interrupted_) Job(s, n, round);
+    Finalize();
     if (interrupted_)
       std::printf("mpi_suite: interrupted; what was measured follows\n");
     std::filesystem::remove_all(parts_dir_);
@@ -353,9 +362,10 @@ class Driver {
     return a_.timeout_s > 0 ? a_.timeout_s : a_.quick ? 120 : 600;
   }
 
-  void Job(const Setting& s, int ranks) {
+  void Job(const Setting& s, int ranks, int round) {
     const std::string out = parts_dir_ + "/" + s.library + "." + s.config +
-                            "." + std::to_string(ranks) + ".jsonl";
+                            "." + std::to_string(ranks) + "." +
+                            std::to_string(round) + ".jsonl";
     JobSpec spec;
     spec.ranks = ranks;
     spec.bind = Bind(s, ranks);
@@ -384,8 +394,8 @@ class Driver {
     json& c = configs_[s.Key()];
     c["launcher"][std::to_string(ranks)] =
         LauncherDescription(spec.launcher, spec.bind);
-    std::printf("mpi_suite: %s %s, %d ranks ...", s.library.c_str(),
-                s.config.c_str(), ranks);
+    std::printf("mpi_suite: round %d/%d: %s %s, %d ranks ...", round + 1,
+                rounds_, s.library.c_str(), s.config.c_str(), ranks);
     if (a_.verbose) std::printf("\n  %s\n", Join(JobCommand(spec)).c_str());
     std::fflush(stdout);
     const int64_t t0 = NowNs();
@@ -451,11 +461,39 @@ class Driver {
         j["supported"] = type == "case";
         const std::string name = CaseName(s.library, s.config, j["test"], ranks,
                                           j.value("bytes", int64_t{0}));
-        if (!cases_.count(name)) order_.push_back(name);
-        cases_[name] = j;
+        if (!rounds_of_.count(name)) order_.push_back(name);
+        rounds_of_[name].push_back(j);
       }
     }
     return n;
+  }
+
+  // Each case: the round whose median is the median of the rounds' (an
+  // unsupported round makes the case unsupported), with every round's
+  // median kept in round_medians_ns.
+  void Finalize() {
+    for (auto& [name, rounds] : rounds_of_) {
+      json chosen = rounds.front();
+      std::vector<std::pair<double, size_t>> medians;
+      bool supported = true;
+      for (size_t i = 0; i < rounds.size(); ++i) {
+        if (!rounds[i].value("supported", false)) {
+          supported = false;
+          chosen = rounds[i];
+          break;
+        }
+        medians.push_back({rounds[i].value("median_ns", 0.0), i});
+      }
+      if (supported) {
+        std::sort(medians.begin(), medians.end());
+        chosen = rounds[medians[(medians.size() - 1) / 2].second];
+        json all = json::array();
+        for (const json& r : rounds) all.push_back(r.value("median_ns", 0.0));
+        chosen["round_medians_ns"] = all;
+      }
+      chosen["rounds"] = rounds.size();
+      cases_[name] = chosen;
+    }
   }
 
   // ---- results ----
@@ -751,7 +789,8 @@ class Driver {
     for (const auto& [k, v] : kTunedEnv) tuned[k] = v;
     json machine = {{"ranks", ranks_},   {"tests", tests_},
                     {"bind", a_.bind},   {"timing", timing_},
-                    {"quick", a_.quick}, {"configs", configs},
+                    {"quick", a_.quick}, {"rounds", rounds_},
+                    {"configs", configs},
                     {"tuned_env", tuned}};
     json doc = report.ToJson(machine);
     doc["targets"] = targets;
@@ -779,6 +818,8 @@ class Driver {
   std::string timing_;
   std::map<std::string, json> configs_;  // Key() -> launcher, library
   std::map<std::string, json> cases_;
+  std::map<std::string, std::vector<json>> rounds_of_;
+  int rounds_ = 1;
   std::vector<std::string> order_;
   std::vector<json> skipped_, failed_;
   size_t jobs_run_ = 0;
@@ -816,11 +857,15 @@ int main(int argc, char** argv) {
                  "a case stops after about this long (default 1000, --quick "
                  "50)")
       ->check(CLI::Range(1.0, 3600000.0));
+  app.add_option("--rounds", a.rounds,
+                 "run every job this many times, alternating the libraries, "
+                 "and keep each case's median round (default 3, --quick 1)")
+      ->check(CLI::Range(1, 100));
   app.add_flag("--quick", a.quick,
                "a short run for smoke tests: 5% of the iterations, 50 ms per "
                "case");
   app.add_option("--bind", a.bind,
-                 "default (each launcher's own: rondo-run none; mpirun core "
+                 "default (each launcher's own: rondo-run auto; mpirun core "
                  "up to 2 ranks, none beyond), core or none for both");
   app.add_option("--timeout", a.timeout_s,
                  "seconds per job before the launcher kills it (default 600, "
