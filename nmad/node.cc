@@ -89,9 +89,11 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
     o.local_size = boot.local_size();
   }
   o.job_size = boot.size();
-  if (!o.node_cpus.empty() || o.local_size == 1 || boot.size() == 1) return o;
-  // Every rank takes part in the exchange (a collective), even one that
-  // will not use it, so that no rank waits in the Fence for another.
+  // The exchange is a collective: whether it happens must not depend on
+  // anything that differs between ranks (a host with one rank and another
+  // with two would leave the second waiting in the Fence for the first).
+  // RONDO_NODE_CPUS comes from the launcher, the same for every rank.
+  if (!o.node_cpus.empty() || boot.size() == 1) return o;
   NodeRecord self{HostName(), o.local_rank, OwnCpus()};
   const std::string text = EncodeNodeRecord(self);
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
@@ -115,7 +117,7 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
         std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
   }
   o.node_cpus = NodeCpusOf(records, self.host, o.local_size);
-  if (o.node_cpus.empty())
+  if (o.node_cpus.empty() && o.local_size > 1)
     std::fprintf(stderr,
                  "rondo: warning: the ranks of host %s do not describe %d "
                  "local ranks consistently; placing progress threads from "

@@ -119,6 +119,19 @@ TEST_CASE("node engine options from the bootstrap", "[node]") {
     CHECK(o.status() == Status::kPeerFailed);
     CHECK_THAT(error, Catch::Contains("exchange of the node's CPUs"));
   }
+  SECTION("a rank alone on its host still takes part in the exchange") {
+    // Another host has two ranks and waits in the Fence for everyone.
+    class Alone : public FakeBootstrap {
+     public:
+      using FakeBootstrap::FakeBootstrap;
+      int local_size() const noexcept override { return 1; }
+    } boot("otherhost|0|0");
+    auto o = NodeEngineOptions(boot, nullptr);
+    REQUIRE(o.ok());
+    CHECK(boot.fences == 1);
+    CHECK(o.value().local_size == 1);
+    REQUIRE(o.value().node_cpus.size() == 1);  // its own record
+  }
   SECTION("the launcher's description needs no exchange") {
     setenv("RONDO_NODE_CPUS", "0;1", 1);
     FakeBootstrap boot("garbage");
