@@ -155,6 +155,7 @@ struct Args {
   int timeout_s = 0;  // 0: from the grid (Timeout())
   int threads = 0;    // 0: the program's default (one per core of its share)
   bool quiet = false;
+  bool cells = false;  // print the per-cell tables
   std::string mpirun = "/usr/bin/mpirun";
   std::vector<std::string> program_override;  // hidden: LIB=PATH
   std::vector<std::string> command;           // argv, for the report
@@ -406,7 +407,7 @@ class Driver {
     }
     std::error_code ec;
     std::filesystem::remove_all(parts_dir_, ec);
-    if (!a_.quiet) PrintTables();
+    if (a_.cells) PrintTables();
     PrintSummary();
     int rc = WriteOutputs();
     int failed = 0;
@@ -1260,8 +1261,11 @@ int main(int argc, char** argv) {
   app.add_option("--mpirun", a.mpirun,
                  "Open MPI's mpirun (default /usr/bin/mpirun)");
   app.add_flag("--quiet", a.quiet,
-               "no progress bars, command lines or per-cell tables: the job "
-               "lines, the summary and the files");
+               "no progress bars or command lines: the job lines, the "
+               "summary and the files");
+  app.add_flag("--cells", a.cells,
+               "also print every cell of every job (they are always in the "
+               "CSV and the JSON)");
   // For tests: a stand-in program for a library (LIB=PATH).
   app.add_option("--program-override", a.program_override)->group("");
   try {

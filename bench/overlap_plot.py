@@ -194,6 +194,10 @@ def annotation_size(grid, base):
     return max(4.5, min(base, base * 6 / max(len(grid[0]), len(grid[1]), 1)))
 
 
+WRITTEN = []     # every figure written, for the closing line
+VERBOSE = False  # --verbose: one line per figure
+
+
 def safe(name):
     """name usable in a file name."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "_"
@@ -204,7 +208,9 @@ def save(fig, out_dir, name):
     path = os.path.join(out_dir, name)
     fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
-    print(f"wrote {path}")
+    WRITTEN.append(path)
+    if VERBOSE:
+        print(f"wrote {path}")
 
 
 def pct(v):
@@ -332,7 +338,11 @@ def main(argv=None):
     parser.add_argument("--impact-csv", help="MPI impact ratio CSV")
     parser.add_argument("--out-dir", required=True, help="output directory")
     parser.add_argument("--title-prefix", default="", help="title prefix")
+    parser.add_argument("--verbose", action="store_true",
+                        help="one line per figure written")
     args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     try:
         results = read_results(args.csv)
         impact = read_impact(args.impact_csv) if args.impact_csv else None
@@ -347,6 +357,8 @@ def main(argv=None):
         plot_overview(groups, maps, args.title_prefix, args.out_dir)
         if impact is not None:
             plot_impact(impact, args.title_prefix, args.out_dir)
+        print(f"wrote {len(WRITTEN)} figures in {args.out_dir} "
+              "(overview_overhead.png first)")
     except CsvError as e:
         print(f"overlap_plot.py: error: {e}", file=sys.stderr)
         return 2

@@ -89,7 +89,10 @@ Engine::Engine(EngineOptions options)
                                     app_core_);
   }
   if (quiet) progress_cores_ = {app_core_};
-  if (!auto_placement && !quiet) {
+  // With dedicated communication cores PlaceNode moves the ranks off them
+  // (MPI_Init binds the application thread), so a launcher's binding onto
+  // one is no conflict.
+  if (!auto_placement && !quiet && options_.comm_cores.empty()) {
     const std::string conflicts = PlacementConflicts(
         *topo_, progress_cores_, rank_cores_, options_.local_rank);
     if (!conflicts.empty()) std::fputs(conflicts.c_str(), stderr);
