@@ -214,14 +214,18 @@ class Driver {
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
     parts_dir_ = tmpl;
     const int64_t start = NowNs();
-    // Rounds alternate the jobs (A B C A B C ...), so that a drift of the
-    // machine's speed hits every library alike; each case keeps the round
-    // whose median is the median of its rounds (Finalize).
+    // Rounds alternate the jobs and rotate their order (A B C, B C A,
+    // C A B, ...), so that a drift of the machine's speed, and what a job
+    // leaves behind for the next (mpirun's daemons still exiting slowed the
+    // job after Open MPI's by up to 1.4x), hit every setting alike; each
+    // case keeps the round whose median is the median of its rounds
+    // (Finalize).
     rounds_ = a_.rounds > 0 ? a_.rounds : a_.quick ? 1 : 3;
+    const size_t k = settings_.size();
     for (int round = 0; round < rounds_; ++round)
       for (int n : ranks_)
-        for (const Setting& s : settings_)
-          if (!interrupted_) Job(s, n, round);
+        for (size_t i = 0; i < k; ++i)
+          if (!interrupted_) Job(settings_[(i + round) % k], n, round);
     Finalize();
     if (interrupted_)
       std::printf("mpi_suite: interrupted; what was measured follows\n");
