@@ -460,6 +460,7 @@ TEST_CASE("quiet progress: work begun with nobody inside wakes the thread",
 
 TEST_CASE("auto placement of one process on this machine", "[engine][auto]") {
   EngineOptions o = Options("synthetic:core:2 pu:1", "auto", -1);
+  o.marks_calls = true;  // as nmad sets it
   o.local_size = 2;
   o.local_rank = 1;
   o.node_cpus = {CpuSet{0}, CpuSet{1}};
@@ -477,6 +478,17 @@ TEST_CASE("auto placement of one process on this machine", "[engine][auto]") {
   CHECK(wide.threads()[0]->mode() == ProgressThread::Mode::kProgress);
   CHECK(wide.threads()[0]->core() == 3);
   CHECK(wide.quiet_thread() == nullptr);
+  // Nothing marks the application's calls (the engine used alone): an
+  // ordinary progress thread on the rank's core instead of quiet progress.
+  {
+    EngineOptions alone = o;
+    alone.marks_calls = false;
+    alone.topology = "synthetic:core:2 pu:1";
+    Engine e(alone);
+    REQUIRE(e.threads().size() == 1);
+    CHECK(e.threads()[0]->mode() == ProgressThread::Mode::kProgress);
+    CHECK(e.threads()[0]->core() == 1);
+  }
   // The whole job on this node, no free core: no thread, no timer.
   o.topology = "synthetic:core:2 pu:1";
   o.job_size = 2;

@@ -40,6 +40,12 @@ struct EngineOptions {
   // NodeEngineOptions); empty = unknown (only this process's own affinity
   // is known).
   std::vector<topology::CpuSet> node_cpus;
+  // Whether an upper layer marks the application's calls and background
+  // work (EnterCall/BeginBackground; nmad's NodeEngineOptions sets it).
+  // Quiet progress needs it; without it a node with no free core gets an
+  // ordinary progress thread on the rank's core (asleep when idle, woken
+  // by submits). Not an environment variable.
+  bool marks_calls = false;
   // Ranks in the whole job (set by nmad's NodeEngineOptions from the
   // bootstrap; 0 = unknown): with local_size, tells a job that fits on this
   // node (PlaceNodeAuto). Not an environment variable.

@@ -387,7 +387,7 @@ std::string CoreList(const std::vector<int>& cores) {
 
 NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                             const std::vector<topology::CpuSet>& rank_cores,
-                            int local_size, int job_size) {
+                            int local_size, int job_size, bool quiet_ok) {
   if (local_size < 1)
     throw std::invalid_argument("a node needs at least one rank, not " +
                                 std::to_string(local_size));
@@ -417,6 +417,10 @@ NodePlacement PlaceNodeAuto(const topology::Topology& topo,
     if (mask.Count() == 1) {
       bound[r] = true;
       used.Set(mask.First());
+      out.app_cores[r] = mask.First();
+    } else if (mask != all) {
+      // Bound to a set of cores (its OpenMP threads, say): all are used.
+      for (int c = mask.First(); c >= 0; c = mask.Next(c)) used.Set(c);
       out.app_cores[r] = mask.First();
     } else {
       ++unbound;
@@ -448,6 +452,17 @@ NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                    "computes and a thread could not overlap it; progress "
                    "runs inside MPI calls (RONDO_PROGRESS=quiet forces quiet "
                    "progress)";
+    return out;
+  }
+  if (free_cores.empty() && !quiet_ok) {
+    for (int r = 0; r < local_size; ++r) {
+      out.progress_cores[r] = {out.app_cores[r]};
+      out.why[r] = "progress thread on core " +
+                   std::to_string(out.app_cores[r]) +
+                   ", the rank's own: no core is free (" + node_text +
+                   "), and nothing marks the application's calls for quiet "
+                   "progress; it sleeps when idle and wakes on submits";
+    }
     return out;
   }
   if (free_cores.empty()) {

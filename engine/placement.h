@@ -157,9 +157,13 @@ NodePlacement PlaceNode(const topology::Topology& topo,
 // `why` says which case applied and why, per rank. Throws
 // std::invalid_argument for local_size < 1 or a rank_cores size other than
 // 0 or local_size. job_size 0: unknown (treated as spanning nodes).
+// A rank bound to several cores (not all: MPI+OpenMP) uses all of them.
+// `quiet_ok` false (no upper layer marks the application's calls): where
+// quiet progress would go, an ordinary progress thread on the rank's core.
 NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                             const std::vector<topology::CpuSet>& rank_cores,
-                            int local_size, int job_size = 0);
+                            int local_size, int job_size = 0,
+                            bool quiet_ok = true);
 
 // The explicit placement `spec` (RONDO_PROGRESS=cores:<list>, bind, numa,
 // odd-even) puts a progress thread of this rank on a core that another

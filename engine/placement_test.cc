@@ -342,6 +342,27 @@ TEST_CASE("auto: ranks use the free cores of their own NUMA node",
   }
 }
 
+TEST_CASE("auto: ranks bound to several cores use all of them",
+          "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:core:8 pu:1");
+  // MPI+OpenMP: two ranks of 3 cores each; cores 6 and 7 are free.
+  NodePlacement p =
+      PlaceNodeAuto(*topo, {CpuSet{0, 1, 2}, CpuSet{3, 4, 5}}, 2);
+  CHECK(p.app_cores == std::vector<int>{0, 3});
+  CHECK(p.progress_cores == std::vector<std::vector<int>>{{6}, {7}});
+  // Four such ranks fill the node: quiet progress, or (nothing marks the
+  // calls) an ordinary thread on each rank's first core.
+  std::vector<CpuSet> full = {CpuSet{0, 1}, CpuSet{2, 3}, CpuSet{4, 5},
+                              CpuSet{6, 7}};
+  p = PlaceNodeAuto(*topo, full, 4, 8);
+  CHECK(p.quiet == std::vector<bool>(4, true));
+  p = PlaceNodeAuto(*topo, full, 4, 8, /*quiet_ok=*/false);
+  CHECK(p.quiet == std::vector<bool>(4, false));
+  CHECK(p.progress_cores ==
+        std::vector<std::vector<int>>{{0}, {2}, {4}, {6}});
+  CHECK_THAT(p.why[0], Catch::Contains("nothing marks the application's"));
+}
+
 TEST_CASE("auto: bad input and conflicts of explicit placements",
           "[placement][auto][errors]") {
   auto topo = Topology::Load("synthetic:core:4 pu:1");

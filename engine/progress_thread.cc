@@ -215,10 +215,17 @@ void ProgressThread::QuietLoop() {
     SleepFor(period);
     if (stop_.load(std::memory_order_relaxed)) break;
     if (inside() || entered() != seen) {
-      // It polls by itself: stay out of its way, and look less often.
-      seen = entered();
-      period = std::min(period * 2, longest);
+      // It polls by itself: stay out of its way, and look less often. A
+      // call that lasts the longest period (a long blocking call) is left
+      // alone until it returns: its ExitCall wakes us.
       skipped_ticks_.fetch_add(1, std::memory_order_relaxed);
+      if (inside() && period == longest) {
+        QuietSleep();
+        period = first;
+      } else {
+        period = std::min(period * 2, longest);
+      }
+      seen = entered();
       continue;
     }
     // It stayed outside for a whole period with work pending: progress for
@@ -226,6 +233,7 @@ void ProgressThread::QuietLoop() {
     period = first;
     activations_.fetch_add(1, std::memory_order_relaxed);
     int failed_arms = 0;
+    int64_t nap = first / 4;  // after failed arms; doubles up to `longest`
     while (!stop_.load(std::memory_order_relaxed)) {
       const int worked = tree_.ScheduleFrom(core);
       if (inside() || entered() != seen) {
@@ -235,6 +243,7 @@ void ProgressThread::QuietLoop() {
       if (worked > 0) {
         busy_passes_.fetch_add(1, std::memory_order_relaxed);
         failed_arms = 0;
+        nap = first / 4;
         continue;
       }
       if (q.background.load(std::memory_order_acquire) <= 0) break;
@@ -242,11 +251,14 @@ void ProgressThread::QuietLoop() {
       // arrival, or the application coming back with new work wakes us).
       if (SleepOnSources()) {
         failed_arms = 0;
+        nap = first / 4;
       } else if (++failed_arms >= 16) {
         // Events keep arriving faster than we see them, or nothing can be
-        // slept on: let the application run a little.
+        // slept on (no wake-up source): let the application run, longer
+        // each time nothing comes of it.
         failed_arms = 0;
-        SleepFor(first / 4);
+        SleepFor(nap);
+        nap = std::min(nap * 2, longest);
       }
     }
   }

@@ -1893,7 +1893,12 @@ Result<std::unique_ptr<Core>> Core::Create(
     }
   }
   // Polling tasks, with the affinity of the creating thread's core.
-  c.task_cpus = PollingCpuSet(engine.topology(), engine.CurrentCore());
+  // With quiet progress, where its thread looks (the rank's application
+  // core; an unbound rank's creating thread may run anywhere).
+  c.task_cpus = PollingCpuSet(engine.topology(),
+                              engine.quiet_thread() != nullptr
+                                  ? engine.quiet_thread()->core()
+                                  : engine.CurrentCore());
   if (c.bootstrap->local_size() > engine.topology().NumCores() ||
       engine.oversubscribed())
     c.idle_before_yield = 1;

@@ -89,11 +89,15 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
     o.local_size = boot.local_size();
   }
   o.job_size = boot.size();
+  o.marks_calls = true;  // MadMPI and nmad's waits mark the application's calls
   // The exchange is a collective: whether it happens must not depend on
-  // anything that differs between ranks (a host with one rank and another
-  // with two would leave the second waiting in the Fence for the first).
-  // RONDO_NODE_CPUS comes from the launcher, the same for every rank.
-  if (!o.node_cpus.empty() || boot.size() == 1) return o;
+  // anything that can differ between ranks (a host with one rank and
+  // another with two, or an environment variable given to some ranks
+  // only, would leave the others waiting in the Fence). So it depends on
+  // the launcher alone: rondo-run describes the node itself
+  // (RONDO_NODE_CPUS), PMIx launchers do not.
+  if (boot.name() != "pmix" || boot.size() == 1) return o;
+  const std::vector<topology::CpuSet> given = o.node_cpus;
   NodeRecord self{HostName(), o.local_rank, OwnCpus()};
   const std::string text = EncodeNodeRecord(self);
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
@@ -117,6 +121,7 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
         std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
   }
   o.node_cpus = NodeCpusOf(records, self.host, o.local_size);
+  if (!given.empty()) o.node_cpus = given;  // the user's word wins
   if (o.node_cpus.empty() && o.local_size > 1)
     std::fprintf(stderr,
                  "rondo: warning: the ranks of host %s do not describe %d "

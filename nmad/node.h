@@ -5,8 +5,9 @@
 //
 // Sources, first found wins: the environment (RONDO_LOCAL_RANK/SIZE and
 // RONDO_NODE_CPUS, which rondo-run sets); else the bootstrap's local rank
-// and size (PMIx under mpirun or srun) and, when the job has several
-// ranks, one exchange: every rank publishes "host|local rank|CPU list"
+// and size (PMIx under mpirun or srun) and, under PMIx with several ranks
+// (whatever the environment says, so that every rank takes part), one
+// exchange: every rank publishes "host|local rank|CPU list"
 // (its affinity mask), one Fence, and each rank keeps the records of its
 // own host in local rank order. Records that do not describe the node
 // consistently (a rank missing, a local rank twice) are not used: the

@@ -51,7 +51,7 @@ class FakeBootstrap : public drivers::bootstrap::Bootstrap {
  public:
   explicit FakeBootstrap(std::string peer_record)
       : peer_(std::move(peer_record)) {}
-  std::string_view name() const noexcept override { return "fake"; }
+  std::string_view name() const noexcept override { return "pmix"; }
   int rank() const noexcept override { return 0; }
   int size() const noexcept override { return 2; }
   int local_rank() const noexcept override { return 0; }
@@ -132,9 +132,25 @@ TEST_CASE("node engine options from the bootstrap", "[node]") {
     CHECK(o.value().local_size == 1);
     REQUIRE(o.value().node_cpus.size() == 1);  // its own record
   }
-  SECTION("the launcher's description needs no exchange") {
+  SECTION("under PMIx the exchange happens even when the environment "
+          "describes the node (some ranks may not have it), which wins") {
     setenv("RONDO_NODE_CPUS", "0;1", 1);
-    FakeBootstrap boot("garbage");
+    FakeBootstrap boot(Host() + "|1|0");
+    auto o = NodeEngineOptions(boot, nullptr);
+    unsetenv("RONDO_NODE_CPUS");
+    REQUIRE(o.ok());
+    CHECK(boot.fences == 1);
+    REQUIRE(o.value().node_cpus.size() == 2);
+    CHECK(o.value().node_cpus[1] == CpuSet{1});
+    CHECK(o.value().marks_calls);
+  }
+  SECTION("rondo-run describes the node: no exchange") {
+    class Launcher : public FakeBootstrap {
+     public:
+      using FakeBootstrap::FakeBootstrap;
+      std::string_view name() const noexcept override { return "rondo-run"; }
+    } boot("garbage");
+    setenv("RONDO_NODE_CPUS", "0;1", 1);
     auto o = NodeEngineOptions(boot, nullptr);
     unsetenv("RONDO_NODE_CPUS");
     REQUIRE(o.ok());

@@ -105,6 +105,8 @@ int main(int argc, char** argv) {
       }
       options = std::move(o).value();
     }
+    // What an MPI program's engine gets (MadMPI marks its calls).
+    options.marks_calls = true;
     if (!topology.empty()) options.topology = topology;
     Engine engine(options);
     const auto& topo = engine.topology();
