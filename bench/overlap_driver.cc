@@ -32,7 +32,7 @@
 //                     a progress thread on each rank's own core
 //   rondo timer       RONDO_PROGRESS=none RONDO_TIMER_US=50, --comm-cores 0:
 //                     the timer trigger on each rank's core (only if asked)
-//   rondo dedicated   RONDO_COMM_CORES=1, --comm-cores 1: one core of the
+//   rondo dedicated   RONDO_COMM_CORES=1 RONDO_TIMER_US=200, --comm-cores 1: one core of the
 //                     node kept for progress threads, Rondo places them there
 //   openmpi basic     Open MPI's defaults, --comm-cores 0
 //   openmpi default   skipped: the same as openmpi basic
@@ -187,7 +187,9 @@ Config DescribeConfig(const std::string& library, const std::string& config) {
       c.env = {{"RONDO_PROGRESS", "none"}, {"RONDO_TIMER_US", "50"}};
       c.meaning = "the timer trigger (50 us) on each rank's core";
     } else {
-      c.env = {{"RONDO_COMM_CORES", "1"}};
+      // The timer was on by default before quiet progress: keep this
+      // configuration what it was measured as (issue 7).
+      c.env = {{"RONDO_COMM_CORES", "1"}, {"RONDO_TIMER_US", "200"}};
       c.comm_cores = 1;
       c.meaning = "one core kept for the progress threads";
     }
@@ -1200,7 +1202,7 @@ int main(int argc, char** argv) {
       "--comm-cores 0: a progress thread on each rank's core\n"
       "  rondo timer        RONDO_PROGRESS=none RONDO_TIMER_US=50, "
       "--comm-cores 0 (only if asked)\n"
-      "  rondo dedicated    RONDO_COMM_CORES=1, --comm-cores 1: one core "
+      "  rondo dedicated    RONDO_COMM_CORES=1 RONDO_TIMER_US=200, --comm-cores 1: one core "
       "kept for the progress threads\n"
       "  openmpi basic      Open MPI's defaults, --comm-cores 0\n"
       "  openmpi progress   skipped: no asynchronous progress thread in "

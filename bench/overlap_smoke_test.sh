@@ -59,7 +59,7 @@ configs = {(c["library"], c["config"]): c for c in doc["configs"]}
 assert set(configs) == {("rondo", "basic"), ("rondo", "dedicated")}, configs
 assert configs[("rondo", "basic")]["env"] == {
     "RONDO_PROGRESS": "none", "RONDO_TIMER_US": "0"}, configs
-assert configs[("rondo", "dedicated")]["env"] == {"RONDO_COMM_CORES": "1"}
+assert configs[("rondo", "dedicated")]["env"] == {"RONDO_COMM_CORES": "1", "RONDO_TIMER_US": "200"}
 assert configs[("rondo", "dedicated")]["comm_cores"] == 1
 
 cases = {r["case"]: r for r in doc["results"]}
