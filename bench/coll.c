@@ -58,6 +58,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/prog_util.h"
+
 /* Open MPI's libraries keep allocations past MPI_Finalize, many from MCA
  * components it has already unloaded (no module name for a suppression).
  * In a sanitizer build (bazel test --config=asan, which sets
@@ -124,11 +126,7 @@ static int one_node_ = 0; /* all ranks on one host: CLOCK_MONOTONIC shared */
 
 /* ---- Small utilities ---- */
 
-static double NowNs(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double NowNs(void) { return BenchNowNs(); }
 
 static void Die(const char* msg) {
   fprintf(stderr, "coll: rank %d: %s\n", rank_, msg);
@@ -136,55 +134,9 @@ static void Die(const char* msg) {
   exit(2);
 }
 
-static int CompareDoubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-typedef struct Stats {
-  double min, median, p99, max, mean;
-} Stats;
-
-/* The q-quantile of sorted v[0..n), nearest rank as in bench/report.cc. */
-static double Quantile(const double* v, int n, double q) {
-  int i = (int)(q * (double)(n - 1) + 0.5);
-  return v[i < n ? i : n - 1];
-}
-
-/* Order statistics as bench/report.cc computes them (sorts `v`). */
-static Stats Summarize(double* v, int n) {
-  Stats s = {0, 0, 0, 0, 0};
-  if (n <= 0) return s;
-  qsort(v, (size_t)n, sizeof(double), CompareDoubles);
-  s.min = v[0];
-  s.max = v[n - 1];
-  s.median = Quantile(v, n, 0.5);
-  s.p99 = Quantile(v, n, 0.99);
-  for (int i = 0; i < n; ++i) s.mean += v[i];
-  s.mean /= n;
-  return s;
-}
-
-/* Writes `s` as a JSON string (with quotes) to `f`. */
-static void JsonString(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; *s != '\0'; ++s) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      fputc('\\', f);
-      fputc(c, f);
-    } else if (c < 0x20) {
-      fprintf(f, "\\u%04x", c);
-    } else {
-      fputc(c, f);
-    }
-  }
-  fputc('"', f);
-}
-
 static void CaseHead(const char* type, const Options* o, int c, size_t bytes) {
   fprintf(out_, "{\"type\": \"%s\", \"impl\": ", type);
-  JsonString(out_, o->impl);
+  BenchJsonString(out_, o->impl);
   fprintf(out_, ", \"collective\": \"%s\", \"ranks\": %d, \"bytes\": %zu",
           kNames[c], size_, bytes);
 }
@@ -265,16 +217,7 @@ static void ParseCollectives(Options* o, const char* list) {
 
 static double ParseDouble(const char* s, const char* what, double lo,
                           double hi) {
-  char* end = NULL;
-  double v = strtod(s, &end);
-  if (end == s || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr,
-            "coll: %s: '%s' is not allowed; expected a number in "
-            "%g..%g\n",
-            what, s, lo, hi);
-    exit(2);
-  }
-  return v;
+  return BenchParseDouble("coll", s, what, lo, hi);
 }
 
 static void Usage(void) {
@@ -679,7 +622,7 @@ static void LatencyCase(const Options* o, int c, size_t bytes) {
     MPI_Reduce(t1s, t0s, reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank_ == 0) {
       for (int i = 0; i < reps; ++i) t1s[i] = t0s[i] - t[i];
-      span_median = Summarize(t1s, reps).median;
+      span_median = BenchSummarize(t1s, reps).median;
     }
   }
   if (rank_ == 0) {
@@ -692,7 +635,7 @@ static void LatencyCase(const Options* o, int c, size_t bytes) {
       fprintf(stderr, "%-22s %2d ranks %9zu B  WRONG RESULT\n", kNames[c],
               size_, bytes);
     } else {
-      Stats s = Summarize(tmax, reps);
+      BenchStats s = BenchSummarize(tmax, reps);
       CaseHead("case", o, c, bytes);
       fprintf(out_,
               ", \"median_ns\": %.1f, \"min_ns\": %.1f, \"p99_ns\": %.1f, "
@@ -747,7 +690,7 @@ static void MaxOverRanks(const double* mine, double* out, int reps) {
   MPI_Allreduce(mine, out, reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
-static double MedianOf(double* v, int n) { return Summarize(v, n).median; }
+static double MedianOf(double* v, int n) { return BenchSummarize(v, n).median; }
 
 static void OverlapCase(const Options* o) {
   const size_t bytes = o->overlap_bytes;
@@ -835,7 +778,7 @@ static void OverlapCase(const Options* o) {
     } else {
       const double comp_in = MedianOf(all_comp, reps);
       const double outside = MedianOf(mine_comp, reps);
-      Stats s = Summarize(all, reps);
+      BenchStats s = BenchSummarize(all, reps);
       const double t_total = s.median;
       const double lo = t_comm < t_comp ? t_comm : t_comp;
       const double hi = t_comm < t_comp ? t_comp : t_comm;
@@ -901,9 +844,9 @@ int main(int argc, char** argv) {
     int len = 0;
     MPI_Get_library_version(version, &len);
     fprintf(out_, "{\"type\": \"job\", \"impl\": ");
-    JsonString(out_, o.impl);
+    BenchJsonString(out_, o.impl);
     fprintf(out_, ", \"ranks\": %d, \"library\": ", size_);
-    JsonString(out_, version);
+    BenchJsonString(out_, version);
     fprintf(out_,
             ", \"timing\": \"barrier, then per-rank time of one call; "
             "sample = max over ranks per repetition\", "

@@ -324,19 +324,8 @@ class Driver {
   // Reads a job's JSON lines; returns the number of lines read after the
   // job line.
   int Collect(Impl& impl, const std::string& path, bool overlap) {
-    std::ifstream in(path);
-    std::string line;
     int n = 0;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      json j;
-      try {
-        j = json::parse(line);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "coll: bad line in %s: %s\n", path.c_str(),
-                     e.what());
-        continue;
-      }
+    for (json& j : ReadJsonLines(path, "coll")) {
       const std::string type = j.value("type", "");
       if (type == "job") {
         if (impl.library.empty()) impl.library = j.value("library", "");

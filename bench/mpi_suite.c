@@ -81,6 +81,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/prog_util.h"
+
 /* Open MPI's libraries keep allocations past MPI_Finalize, many from MCA
  * components it has already unloaded. In a sanitizer build the Open MPI
  * flavour ends with _exit, skipping the leak check (as bench/coll.c);
@@ -136,11 +138,7 @@ static const char* impl_ =
 
 /* ---- Small utilities ---- */
 
-static double NowNs(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double NowNs(void) { return BenchNowNs(); }
 
 static void Die(const char* msg) {
   fprintf(stderr, "mpi_suite: rank %d: %s\n", rank_, msg);
@@ -153,52 +151,6 @@ static void* Alloc(size_t bytes) {
   if (p == NULL) Die("out of memory");
   memset(p, 0, bytes > 0 ? bytes : 1); /* touch every page before timing */
   return p;
-}
-
-static int CompareDoubles(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-typedef struct Stats {
-  double min, median, p99, max, mean;
-} Stats;
-
-/* The q-quantile of sorted v[0..n), nearest rank as in bench/report.cc. */
-static double Quantile(const double* v, int n, double q) {
-  int i = (int)(q * (double)(n - 1) + 0.5);
-  return v[i < n ? i : n - 1];
-}
-
-/* Order statistics as bench/report.cc computes them (sorts `v`). */
-static Stats Summarize(double* v, int n) {
-  Stats s = {0, 0, 0, 0, 0};
-  if (n <= 0) return s;
-  qsort(v, (size_t)n, sizeof(double), CompareDoubles);
-  s.min = v[0];
-  s.max = v[n - 1];
-  s.median = Quantile(v, n, 0.5);
-  s.p99 = Quantile(v, n, 0.99);
-  for (int i = 0; i < n; ++i) s.mean += v[i];
-  s.mean /= n;
-  return s;
-}
-
-/* Writes `s` as a JSON string (with quotes) to `f`. */
-static void JsonString(FILE* f, const char* s) {
-  fputc('"', f);
-  for (; *s != '\0'; ++s) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      fputc('\\', f);
-      fputc(c, f);
-    } else if (c < 0x20) {
-      fprintf(f, "\\u%04x", c);
-    } else {
-      fputc(c, f);
-    }
-  }
-  fputc('"', f);
 }
 
 static void CaseHead(const char* type, int t, size_t bytes) {
@@ -219,16 +171,7 @@ static int Any(int flag) {
 
 static double ParseDouble(const char* s, const char* what, double lo,
                           double hi) {
-  char* end = NULL;
-  double v = strtod(s, &end);
-  if (end == s || *end != '\0' || !(v >= lo && v <= hi)) {
-    fprintf(stderr,
-            "mpi_suite: %s: '%s' is not allowed; expected a number in "
-            "%g..%g\n",
-            what, s, lo, hi);
-    exit(2);
-  }
-  return v;
+  return BenchParseDouble("mpi_suite", s, what, lo, hi);
 }
 
 static void ParseTests(Options* o, const char* list) {
@@ -666,7 +609,7 @@ static void Case(const Options* o, int t, size_t bytes) {
     if (rank_ == 0) {
       CaseHead("unsupported", t, bytes);
       fprintf(out_, ", \"error\": ");
-      JsonString(out_, err);
+      BenchJsonString(out_, err);
       fprintf(out_, "}\n");
       fflush(out_);
       if (!o->quiet)
@@ -751,7 +694,7 @@ static void Case(const Options* o, int t, size_t bytes) {
       fprintf(stderr, "%-16s %2d ranks %8zu B  WRONG RESULT\n", kNames[t],
               size_, bytes);
     } else {
-      Stats st = Summarize(all, samples);
+      BenchStats st = BenchSummarize(all, samples);
       CaseHead("case", t, bytes);
       fprintf(out_,
               ", \"median_ns\": %.1f, \"min_ns\": %.1f, \"p99_ns\": %.1f, "
@@ -812,7 +755,7 @@ int main(int argc, char** argv) {
             "{\"type\": \"job\", \"impl\": \"%s\", \"ranks\": %d, "
             "\"library\": ",
             impl_, size_);
-    JsonString(out_, version);
+    BenchJsonString(out_, version);
     fprintf(out_,
             ", \"one_node\": %s, \"iterations_scale\": %g, "
             "\"time_per_case_ms\": %g, \"timing\": \"OSU-style: warm-up, "

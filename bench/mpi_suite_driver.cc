@@ -430,19 +430,8 @@ class Driver {
 
   // Reads a job's JSON lines; returns the number of case lines.
   int Collect(const Setting& s, int ranks, const std::string& path) {
-    std::ifstream in(path);
-    std::string line;
     int n = 0;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      json j;
-      try {
-        j = json::parse(line);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "mpi_suite: bad line in %s: %s\n", path.c_str(),
-                     e.what());
-        continue;
-      }
+    for (json& j : ReadJsonLines(path, "mpi_suite")) {
       const std::string type = j.value("type", "");
       if (type == "job") {
         configs_[s.Key()]["library"] = j.value("library", "");

@@ -109,4 +109,21 @@ nlohmann::json MachineInfo() {
   return m;
 }
 
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path,
+                                          const char* who) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      out.push_back(nlohmann::json::parse(line));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: bad line in %s: %s\n", who, path.c_str(),
+                   e.what());
+    }
+  }
+  return out;
+}
+
 }  // namespace rondo::bench

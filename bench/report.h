@@ -51,6 +51,13 @@ class Report {
 // Host name, CPU model, processor count, kernel, compiler, build mode.
 nlohmann::json MachineInfo();
 
+// The JSON values of a JSON-lines file (what the MPI benchmark programs
+// write), one per non-empty line, in order. A line that is not JSON is
+// reported on stderr ("WHO: bad line in PATH: why") and skipped; a missing
+// file gives none.
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path,
+                                          const char* who);
+
 // Nanoseconds from a monotonic clock (~20 ns per call on this machine).
 int64_t NowNs();
 

@@ -1,0 +1,64 @@
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench/prog_util.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+double BenchNowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int CompareDoubles(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted v[0..n), nearest rank as in bench/report.cc. */
+static double Quantile(const double* v, int n, double q) {
+  int i = (int)(q * (double)(n - 1) + 0.5);
+  return v[i < n ? i : n - 1];
+}
+
+BenchStats BenchSummarize(double* v, int n) {
+  BenchStats s = {0, 0, 0, 0, 0};
+  if (n <= 0) return s;
+  qsort(v, (size_t)n, sizeof(double), CompareDoubles);
+  s.min = v[0];
+  s.max = v[n - 1];
+  s.median = Quantile(v, n, 0.5);
+  s.p99 = Quantile(v, n, 0.99);
+  for (int i = 0; i < n; ++i) s.mean += v[i];
+  s.mean /= n;
+  return s;
+}
+
+void BenchJsonString(FILE* f, const char* s) {
+  fputc('"', f);
+  for (; *s != '\0'; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      fputc('\\', f);
+      fputc(c, f);
+    } else if (c < 0x20) {
+      fprintf(f, "\\u%04x", c);
+    } else {
+      fputc(c, f);
+    }
+  }
+  fputc('"', f);
+}
+
+double BenchParseDouble(const char* prog, const char* s, const char* what,
+                        double lo, double hi) {
+  char* end = NULL;
+  double v = strtod(s, &end);
+  if (end == s || *end != '\0' || !(v >= lo && v <= hi)) {
+    fprintf(stderr, "%s: %s: '%s' is not allowed; expected a number in %g..%g\n",
+            prog, what, s, lo, hi);
+    exit(2);
+  }
+  return v;
+}
