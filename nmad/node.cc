@@ -17,6 +17,27 @@ std::string HostName() {
   return buf;
 }
 
+}  // namespace
+
+// The host's name, then the network namespace when the process is not in
+// the machine's first one: ranks in different network namespaces are on
+// different (emulated, or containerised) hosts even when the kernel gives
+// them one name, as bench/cluster's hosts are.
+std::string NodeKey() {
+  std::string key = HostName();
+  char own[64] = {}, init[64] = {};
+  const ssize_t n = readlink("/proc/self/ns/net", own, sizeof(own) - 1);
+  const ssize_t m = readlink("/proc/1/ns/net", init, sizeof(init) - 1);
+  // /proc/1 may be unreadable (another user's init): then the namespace is
+  // always part of the key, which is still the same for every rank of a
+  // host.
+  if (n > 0 && (m <= 0 || std::string_view(own, n) != std::string_view(init, m)))
+    key += "@" + std::string(own, n);
+  return key;
+}
+
+namespace {
+
 topology::CpuSet OwnCpus() {
   topology::CpuSet set;
   cpu_set_t mask;
@@ -98,7 +119,7 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
   // (RONDO_NODE_CPUS), PMIx launchers do not.
   if (boot.name() != "pmix" || boot.size() == 1) return o;
   const std::vector<topology::CpuSet> given = o.node_cpus;
-  NodeRecord self{HostName(), o.local_rank, OwnCpus()};
+  NodeRecord self{NodeKey(), o.local_rank, OwnCpus()};
   const std::string text = EncodeNodeRecord(self);
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
   if (engine::Status s = boot.Put(kKey, {bytes, text.size()});

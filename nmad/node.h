@@ -35,6 +35,11 @@ struct NodeRecord {
   topology::CpuSet cpus;  // OS CPU numbers
 };
 
+// What identifies this process's host in the exchange: the host name, plus
+// "@net:[inode]" when the process is not in the machine's first network
+// namespace (the emulated hosts of bench/cluster share one host name).
+std::string NodeKey();
+
 // "host|local_rank|cpu list"; Decode returns nullopt for anything else.
 std::string EncodeNodeRecord(const NodeRecord& record);
 std::optional<NodeRecord> DecodeNodeRecord(std::string_view text);

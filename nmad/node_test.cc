@@ -28,6 +28,23 @@ TEST_CASE("node records: encode, decode, refuse", "[node]") {
   }
 }
 
+TEST_CASE("node key: the host name, and the namespace when not the first",
+          "[node]") {
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
+  const std::string key = NodeKey();
+  CHECK(key.rfind(host, 0) == 0);  // starts with the host name
+  CHECK(key == NodeKey());         // stable
+  CHECK(key.find('|') == std::string::npos);  // fits the record
+  char own[64] = {}, init[64] = {};
+  const ssize_t n = readlink("/proc/self/ns/net", own, sizeof(own) - 1);
+  const ssize_t m = readlink("/proc/1/ns/net", init, sizeof(init) - 1);
+  if (n > 0 && m > 0 && std::string(own, n) == std::string(init, m))
+    CHECK(key == host);
+  else if (n > 0)
+    CHECK(key == std::string(host) + "@" + std::string(own, n));
+}
+
 TEST_CASE("node CPUs: the host's ranks in local rank order", "[node]") {
   std::vector<std::optional<NodeRecord>> all = {
       NodeRecord{"a", 1, CpuSet{1}}, NodeRecord{"b", 0, CpuSet{0}},
