@@ -2,13 +2,15 @@
  * by the methodology of Denis et al. ("A methodology for assessing
  * computation/communication overlap of MPI nonblocking collectives",
  * BenchNBC), for any MPI library: standard MPI C, built with Rondo's
- * mpi.h (overlap_rondo) and with Open MPI's (overlap_openmpi). The driver
+ * mpi.h (overlap_rondo), Open MPI's (overlap_openmpi) and MPICH's
+ * (overlap_mpich). The driver
  * bench/overlap_driver.cc runs it once per library and configuration.
  *
  *   overlap --out FILE [--label LIB:CONFIG] [--collectives LIST]
  *           [--comm-us LIST] [--comp-us LIST] [--reps N] [--calib-runs N]
  *           [--comm-cores K] [--threads N] [--max-bytes B] [--max-order N]
  *           [--clock-rounds N] [--tolerance F] [--quiet]
+ *           [--node-cpus online|affinity] [--comm-bytes LIST]
  *   overlap --check-barrier N [--out FILE]      the window barrier's spread
  *   overlap --check-clock [--inject-offset-us X] [--inject-drift-ppm Y]
  *
@@ -45,7 +47,15 @@
  *  6. MPI impact ratio [3.2.1, Eq. 2]: the computation of the middle
  *     --comp-us target timed after MPI_Init with nothing communicating,
  *     then again after MPI_Finalize (the library gone, same threads, same
- *     cores, all ranks at once): passive / without MPI, on rank 0.
+ *     cores, all ranks at once): passive / without MPI, on every rank
+ *     (rank r > 0 writes its line to FILE.impact.r, FILE being --out).
+ *  7. --comm-bytes: the pure communication time of fixed sizes (bytes per
+ *     block), the same for every library, timed like the references
+ *     (comm_size lines): the calibrated sizes differ between libraries.
+ * The node's CPUs, shared between its ranks for the computation, are the
+ * machine's online processors, or with --node-cpus affinity the CPUs this
+ * process may run on at start (a host that is a cpuset of the machine, as
+ * bench/cluster's are, launched unbound).
  * Rank 0 writes one JSON object per line to --out (types setup, comm_ref,
  * comp_ref, cell, impact, barrier_check, clock_check, fail; the driver's
  * header comment lists their fields) and shows a progress bar with an
@@ -104,6 +114,9 @@ typedef struct {
   int ncomm, ncomp;
   int reps, calib_runs, ref_reps;
   int comm_cores, threads;
+  int node_affinity; /* --node-cpus affinity: the node is this rank's CPUs */
+  double comm_bytes[kMaxList]; /* --comm-bytes: fixed sizes timed alone */
+  int ncomm_bytes;
   size_t max_bytes; /* buffer memory per rank for the collectives */
   int max_order;
   int clock_rounds;
@@ -151,6 +164,21 @@ static int ParseTimes(const char* v, const char* opt, double* out) {
   for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
     if (n == kMaxList) Die(2, "%s: at most %d values", opt, kMaxList);
     out[n++] = ParseNumber(tok, opt, 1, 1e8);
+  }
+  if (n == 0) Die(2, "%s: the list is empty", opt);
+  return n;
+}
+
+/* A list of message sizes in bytes per block (8 .. 2^33). */
+static int ParseSizes(const char* v, const char* opt, double* out) {
+  int n = 0;
+  char buf[1024];
+  if (v == NULL || strlen(v) >= sizeof buf)
+    Die(2, "%s: expected a comma-separated list of sizes in bytes", opt);
+  strcpy(buf, v);
+  for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    if (n == kMaxList) Die(2, "%s: at most %d values", opt, kMaxList);
+    out[n++] = floor(ParseNumber(tok, opt, 8, 8589934592.0) / 8) * 8;
   }
   if (n == 0) Die(2, "%s: the list is empty", opt);
   return n;
@@ -206,6 +234,13 @@ static void ParseOptions(int argc, char** argv, Options* o) {
     else if (strcmp(k, "--ref-reps") == 0) o->ref_reps = (int)ParseNumber(v, k, 1, 10000);
     else if (strcmp(k, "--comm-cores") == 0) o->comm_cores = (int)ParseNumber(v, k, 0, 4096);
     else if (strcmp(k, "--threads") == 0) o->threads = (int)ParseNumber(v, k, 1, 4096);
+    else if (strcmp(k, "--node-cpus") == 0 && v && strcmp(v, "affinity") == 0) o->node_affinity = 1;
+    else if (strcmp(k, "--node-cpus") == 0 && v && strcmp(v, "online") == 0) o->node_affinity = 0;
+    else if (strcmp(k, "--node-cpus") == 0)
+      Die(2, "--node-cpus: '%s' is not allowed; expected online (the machine's "
+             "processors) or affinity (the CPUs this rank may run on at start)",
+          v ? v : "(missing)");
+    else if (strcmp(k, "--comm-bytes") == 0) o->ncomm_bytes = ParseSizes(v, k, o->comm_bytes);
     else if (strcmp(k, "--max-bytes") == 0) o->max_bytes = (size_t)ParseNumber(v, k, 8, 1e10);
     else if (strcmp(k, "--max-order") == 0) o->max_order = (int)ParseNumber(v, k, 8, 20000);
     else if (strcmp(k, "--clock-rounds") == 0) o->clock_rounds = (int)ParseNumber(v, k, 10, 1e6);
@@ -241,6 +276,19 @@ static const char* Num(char* buf, double x) {
   if (isfinite(x)) snprintf(buf, 32, "%.6g", x);
   else strcpy(buf, "null");
   return buf;
+}
+
+/* "x1, x2, ..." of v[i] * scale with 3 decimals (a JSON array's inside);
+ * the caller frees it. */
+static char* SamplesText(const double* v, int n, double scale) {
+  const size_t cap = 32 * (size_t)n + 1;
+  char* text = malloc(cap);
+  size_t used = 0;
+  text[0] = 0;
+  for (int i = 0; i < n; ++i)
+    used += (size_t)snprintf(text + used, cap - used, "%s%.3f", i ? ", " : "",
+                             v[i] * scale);
+  return text;
 }
 
 /* ---- statistics ---- */
@@ -476,16 +524,34 @@ static void PoolStop(Pool* p) {
  * the last `comm_cores` (left to communication), split evenly between the
  * `local_size` ranks on the node; at least one (shared when there are more
  * ranks than cores). */
-static int ComputeCpus(int comm_cores, int local_rank, int local_size,
-                       int* cpus, int max) {
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int app = (int)online - comm_cores;
+static int ComputeCpus(const int* node, int nnode, int comm_cores,
+                       int local_rank, int local_size, int* cpus, int max) {
+  int app = nnode - comm_cores;
   if (app < 1) app = 1;
   int first = local_rank * app / local_size;
   int last = (local_rank + 1) * app / local_size;
   int n = 0;
-  for (int c = first; c < last && n < max; ++c) cpus[n++] = c;
-  if (n == 0) cpus[n++] = local_rank % app;
+  for (int c = first; c < last && n < max; ++c) cpus[n++] = node[c];
+  if (n == 0) cpus[n++] = node[local_rank % app];
+  return n;
+}
+
+/* The node's CPUs: the machine's online processors 0..N-1, or (--node-cpus
+ * affinity, for hosts that are cpusets of one machine, such as
+ * bench/cluster's) the CPUs this process may run on. */
+static int NodeCpus(int affinity, int* node, int max) {
+  int n = 0;
+  if (affinity) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE && n < max; ++c)
+        if (CPU_ISSET(c, &set)) node[n++] = c;
+    if (n > 0) return n;
+  }
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int c = 0; c < online && n < max; ++c) node[n++] = c;
+  if (n == 0) node[n++] = 0;
   return n;
 }
 
@@ -564,6 +630,8 @@ typedef struct {
   Coll coll;
   int cpus[1024];
   int ncpus;
+  int node[1024]; /* the node's CPUs (NodeCpus), read before MPI_Init */
+  int nnode;
   /* raw local times gathered at rank 0, converted post mortem */
   double* gathered; /* size * 4 */
   /* progress */
@@ -651,7 +719,7 @@ static void TimeCollective(Bench* b) {
 
 /* Median over `runs` of the slowest rank's computation of order n, each
  * after a window barrier; the same value on every rank. */
-static double MedianCompute(Bench* b, int order, int runs) {
+static double MedianCompute(Bench* b, int order, int runs, double* samples) {
   double* t = malloc(sizeof(double) * (size_t)runs);
   for (int i = 0; i < runs; ++i) {
     WindowBarrier(&b->clock, &b->window);
@@ -660,6 +728,7 @@ static double MedianCompute(Bench* b, int order, int runs) {
     double d = LocalNow(&b->clock) - t0;
     MPI_Allreduce(&d, &t[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   }
+  if (samples) memcpy(samples, t, sizeof(double) * (size_t)runs);
   double m = Median(t, runs);
   free(t);
   return m;
@@ -686,7 +755,7 @@ static double MeasureComm(size_t bytes, void* arg) {
 /* The calibration's probe for the computation. */
 static double MeasureComp(size_t order, void* arg) {
   Bench* b = ((Probe*)arg)->b;
-  return MedianCompute(b, (int)order, b->o.calib_runs);
+  return MedianCompute(b, (int)order, b->o.calib_runs, NULL);
 }
 
 /* ---- the sweep ---- */
@@ -697,6 +766,7 @@ typedef struct {
   int valid;
   /* raw reference samples at rank 0: [reps][size][2] */
   double* raw;
+  double* samples; /* comp: the runs' times, seconds */
 } Ref;
 
 /* The reference communication time: --ref-reps runs of MPI_I<coll> +
@@ -794,13 +864,7 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
   const double comm_ratio = valid ? ov_comm_ratio(tcw, 0, comm->ref) : NAN;
   const double slowdown = valid ? ov_comp_slowdown_ratio(tc, comp->ref) : NAN;
   char s[12][32];
-  const size_t cap = 32 * (size_t)reps + 1;
-  char* samples = malloc(cap);
-  size_t used = 0;
-  samples[0] = 0;
-  for (int i = 0; i < reps; ++i)
-    used += (size_t)snprintf(samples + used, cap - used, "%s%.3f",
-                             i ? ", " : "", measured[i] * 1e6);
+  char* samples = SamplesText(measured, reps, 1e6);
   Emit("{\"type\": \"cell\", \"collective\": \"%s\", \"comm_target_us\": %.10g, "
        "\"comp_target_us\": %.10g, \"bytes\": %zu, \"order\": %zu, "
        "\"valid\": %s, \"t_comm_ref_us\": %s, \"t_comp_ref_us\": %s, "
@@ -877,6 +941,9 @@ static void Sweep(Bench* b) {
   Probe probe = {b, models};
   Ref* comp = calloc((size_t)o->ncomp, sizeof(Ref));
   Ref* comm = calloc((size_t)o->ncoll * o->ncomm, sizeof(Ref));
+  /* --comm-bytes: the pure communication time of fixed sizes, the same for
+   * every library (the calibrated sizes differ between libraries). */
+  Ref* sized = calloc((size_t)o->ncoll * (o->ncomm_bytes + 1), sizeof(Ref));
   Cell* cells = calloc((size_t)o->ncoll * o->ncomm * o->ncomp, sizeof(Cell));
   char what[64];
   /* Work units for the estimate: each calibration and reference counts as
@@ -900,19 +967,33 @@ static void Sweep(Bench* b) {
     OvCalibrateSpec spec = CompSpec(b, o->comp_us[p] * 1e-6);
     comp[p].calib = ov_calibrate(&spec, MeasureComp, &probe);
     comp[p].valid = comp[p].calib.status == OV_CALIB_CONVERGED;
-    comp[p].ref = MedianCompute(b, (int)comp[p].calib.size, o->ref_reps);
+    comp[p].samples = malloc(sizeof(double) * (size_t)o->ref_reps);
+    comp[p].ref = MedianCompute(b, (int)comp[p].calib.size, o->ref_reps,
+                                comp[p].samples);
     WindowAdapt(&b->window);
     char s1[32];
+    char* comp_samples = SamplesText(comp[p].samples, o->ref_reps, 1e6);
     Emit("{\"type\": \"comp_ref\", \"target_us\": %.10g, \"order\": %zu, "
          "\"status\": \"%s\", \"valid\": %s, \"t_comp_ref_us\": %s, "
-         "\"iterations\": %d}",
+         "\"iterations\": %d, \"samples_us\": [%s]}",
          o->comp_us[p], comp[p].calib.size, StatusName(comp[p].calib.status),
          comp[p].valid ? "true" : "false", Num(s1, comp[p].ref * 1e6),
-         comp[p].calib.iterations);
+         comp[p].calib.iterations, comp_samples);
+    free(comp_samples);
     Progress(b, o->comp_us[p] * (8.0 * o->calib_runs + o->ref_reps), what);
   }
   for (int c = 0; c < o->ncoll; ++c) {
     b->coll.coll = o->coll[c];
+    for (int k = 0; k < o->ncomm_bytes; ++k) {
+      snprintf(what, sizeof what, "%s %.0f bytes", kCollNames[o->coll[c]],
+               o->comm_bytes[k]);
+      Progress(b, 0, what);
+      ClockRefresh(&b->clock);
+      CollReserve(&b->coll, (size_t)o->comm_bytes[k]);
+      b->coll.bytes = (size_t)o->comm_bytes[k];
+      CommReference(b, &sized[c * o->ncomm_bytes + k]);
+      WindowAdapt(&b->window);
+    }
     for (int m = 0; m < o->ncomm; ++m) {
       Ref* r = &comm[c * o->ncomm + m];
       snprintf(what, sizeof what, "%s %g us: calibrating",
@@ -965,14 +1046,34 @@ static void Sweep(Bench* b) {
           spans[i] = GlobalSpan(b, pm, 2, 0, 1);
         }
         r->ref = Median(spans, o->ref_reps);
+        char* text = SamplesText(spans, o->ref_reps, 1e6);
         free(spans);
         char s1[32];
         Emit("{\"type\": \"comm_ref\", \"collective\": \"%s\", \"target_us\": "
              "%.10g, \"bytes\": %zu, \"status\": \"%s\", \"valid\": %s, "
-             "\"t_comm_ref_us\": %s, \"iterations\": %d}",
+             "\"t_comm_ref_us\": %s, \"iterations\": %d, \"samples_us\": [%s]}",
              kCollNames[o->coll[c]], o->comm_us[m], r->calib.size,
              StatusName(r->calib.status), r->valid ? "true" : "false",
-             Num(s1, r->ref * 1e6), r->calib.iterations);
+             Num(s1, r->ref * 1e6), r->calib.iterations, text);
+        free(text);
+      }
+    for (int c = 0; c < o->ncoll; ++c)
+      for (int k = 0; k < o->ncomm_bytes; ++k) {
+        Ref* r = &sized[c * o->ncomm_bytes + k];
+        double* spans = malloc(sizeof(double) * (size_t)o->ref_reps);
+        for (int i = 0; i < o->ref_reps; ++i) {
+          memcpy(b->gathered, r->raw + (size_t)i * b->size * 2,
+                 sizeof(double) * (size_t)b->size * 2);
+          spans[i] = GlobalSpan(b, pm, 2, 0, 1);
+        }
+        char* text = SamplesText(spans, o->ref_reps, 1e6);
+        char s1[32];
+        Emit("{\"type\": \"comm_size\", \"collective\": \"%s\", "
+             "\"bytes\": %.0f, \"t_comm_us\": %s, \"samples_us\": [%s]}",
+             kCollNames[o->coll[c]], o->comm_bytes[k],
+             Num(s1, Median(spans, o->ref_reps) * 1e6), text);
+        free(text);
+        free(spans);
       }
     for (int c = 0; c < o->ncoll; ++c)
       for (int m = 0; m < o->ncomm; ++m)
@@ -981,6 +1082,9 @@ static void Sweep(Bench* b) {
                      &comm[c * o->ncomm + m], &comp[p], pm);
   }
   for (int i = 0; i < o->ncoll * o->ncomm; ++i) free(comm[i].raw);
+  for (int i = 0; i < o->ncoll * o->ncomm_bytes; ++i) free(sized[i].raw);
+  for (int i = 0; i < o->ncomp; ++i) free(comp[i].samples);
+  free(sized);
   for (int i = 0; i < o->ncoll * o->ncomm * o->ncomp; ++i) free(cells[i].raw);
   free(cells);
   free(comm);
@@ -1114,6 +1218,9 @@ static void PrintSetup(Bench* b) {
 int main(int argc, char** argv) {
   static Bench b; /* large; zeroed */
   ParseOptions(argc, argv, &b.o);
+  /* Before MPI_Init, which may bind the process (Open MPI does). */
+  b.nnode = NodeCpus(b.o.node_affinity, b.node,
+                     (int)(sizeof b.node / sizeof b.node[0]));
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &b.size);
@@ -1145,12 +1252,13 @@ int main(int argc, char** argv) {
   } else {
     int local_rank = 0, local_size = 1;
     LocalRank(&local_rank, &local_size);
-    b.ncpus = ComputeCpus(b.o.comm_cores, local_rank, local_size, b.cpus,
+    b.ncpus = ComputeCpus(b.node, b.nnode, b.o.comm_cores, local_rank,
+                          local_size, b.cpus,
                           (int)(sizeof b.cpus / sizeof b.cpus[0]));
     /* More ranks than application cores: a rank spinning in the window
      * barrier would hold the core its neighbour needs to get there. */
     b.window.yield =
-        local_size > (int)sysconf(_SC_NPROCESSORS_ONLN) - b.o.comm_cores;
+        local_size > b.nnode - b.o.comm_cores;
     PoolStart(&b.pool, b.o.threads ? b.o.threads : b.ncpus, b.cpus, b.ncpus);
     b.coll.size = b.size;
     PrintSetup(&b);
@@ -1196,11 +1304,28 @@ int main(int argc, char** argv) {
     PoolStop(&b.pool);
     const double tp = Median(passive, runs), tn = Median(without, runs);
     char s1[32];
-    Emit("{\"type\": \"impact\", \"t_comp_passive_us\": %.3f, "
+    Emit("{\"type\": \"impact\", \"rank\": 0, \"t_comp_passive_us\": %.3f, "
          "\"t_comp_nompi_us\": %.3f, \"ratio\": %s, \"order\": %d, "
          "\"late_starts\": %ld}",
          tp * 1e6, tn * 1e6, Num(s1, ov_mpi_impact_ratio(tp, tn)), order,
          late);
+    /* The other ranks have no MPI left to send theirs to rank 0: each
+     * writes its line to FILE.impact.RANK next to --out (the driver reads
+     * them for the worst rank; the file system is the machine's). */
+    if (b.rank > 0 && b.o.out_path) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s.impact.%d", b.o.out_path, b.rank);
+      FILE* f = fopen(path, "w");
+      if (f) {
+        fprintf(f,
+                "{\"type\": \"impact\", \"rank\": %d, "
+                "\"t_comp_passive_us\": %.3f, \"t_comp_nompi_us\": %.3f, "
+                "\"ratio\": %s, \"order\": %d, \"late_starts\": %ld}\n",
+                b.rank, tp * 1e6, tn * 1e6, Num(s1, ov_mpi_impact_ratio(tp, tn)),
+                order, late);
+        fclose(f);
+      }
+    }
     free(passive);
     free(without);
     if (g_out) fclose(g_out);
