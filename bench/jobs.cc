@@ -72,7 +72,14 @@ std::string FindExecutable(const char* argv0, const std::string& rel,
 }
 
 const char* LauncherName(Launcher launcher) {
-  return launcher == Launcher::kRondoRun ? "rondo-run" : "mpirun";
+  switch (launcher) {
+    case Launcher::kRondoRun: return "rondo-run";
+    case Launcher::kMpirun: return "mpirun";
+    case Launcher::kMpich: return "mpirun.mpich";
+    case Launcher::kClusterOpenMpi: return "cluster openmpi";
+    case Launcher::kClusterMpich: return "cluster mpich";
+  }
+  return "?";
 }
 
 namespace {
@@ -100,6 +107,16 @@ std::vector<std::string> JobCommand(const JobSpec& spec) {
             spec.bind,
             "--timeout",
             std::to_string(spec.timeout_s)};
+  } else if (spec.launcher == Launcher::kMpich) {
+    argv = {spec.launcher_path, "-n", std::to_string(spec.ranks), "-bind-to",
+            spec.bind == "core" ? "core" : "none"};
+  } else if (spec.launcher == Launcher::kClusterOpenMpi) {
+    argv = {spec.launcher_path,         "launch", "openmpi", "--", "-n",
+            std::to_string(spec.ranks), "--timeout",
+            std::to_string(spec.timeout_s)};
+  } else if (spec.launcher == Launcher::kClusterMpich) {
+    argv = {spec.launcher_path, "launch", "mpich", "--", "-n",
+            std::to_string(spec.ranks)};
   } else {
     argv = {spec.launcher_path,
             "--allow-run-as-root",
@@ -117,12 +134,23 @@ std::vector<std::string> JobCommand(const JobSpec& spec) {
 
 std::string LauncherDescription(Launcher launcher, const std::string& bind) {
   if (launcher == Launcher::kRondoRun) return "rondo-run -n N --bind " + bind;
+  if (launcher == Launcher::kMpich)
+    return std::string("mpirun.mpich -n N -bind-to ") +
+           (bind == "core" ? "core" : "none");
+  if (launcher == Launcher::kClusterOpenMpi)
+    return "cluster.sh launch openmpi -- -n N (mpirun in host 0, one rank "
+           "per host; bench/cluster/cluster.sh)";
+  if (launcher == Launcher::kClusterMpich)
+    return "cluster.sh launch mpich -- -n N (mpirun.mpich in host 0, one "
+           "rank per host; bench/cluster/cluster.sh)";
   return "mpirun --allow-run-as-root --oversubscribe -n N " +
          Join(MpirunBindOptions(bind));
 }
 
 std::map<std::string, std::string> LauncherEnvironment(Launcher launcher) {
-  if (launcher == Launcher::kRondoRun) return {};
+  if (launcher == Launcher::kMpich || launcher == Launcher::kClusterMpich)
+    return {{"MPIEXEC_TIMEOUT", "the job's timeout in seconds"}};
+  if (launcher != Launcher::kMpirun) return {};
   return {{"OMPI_MCA_plm", "isolated"},
           {"OMPI_MCA_rmaps_base_oversubscribe", "1"},
           {"TMPDIR", "a fresh /tmp/rondo-mpirun.XXXXXX"},
@@ -205,6 +233,13 @@ int RunMpiJob(const JobSpec& spec, std::vector<std::string>* command,
          {"RONDO_RUN_SOCKET", "RONDO_RUN_KEY", "RONDO_RANK", "RONDO_SIZE"})
       env.erase(k);
   }
+  if (spec.launcher != Launcher::kRondoRun)
+    for (const char* k : {"RONDO_RUN_SOCKET", "RONDO_RUN_KEY", "RONDO_RANK",
+                          "RONDO_SIZE"})
+      env.erase(k);
+  if (spec.launcher == Launcher::kMpich ||
+      spec.launcher == Launcher::kClusterMpich)
+    env["MPIEXEC_TIMEOUT"] = std::to_string(spec.timeout_s);
   for (const auto& [k, v] : spec.env) env[k] = v;
   const std::vector<std::string> argv = JobCommand(spec);
   if (command != nullptr) *command = argv;

@@ -17,6 +17,10 @@
 // allowed, and a fresh directory for the shared-memory BTL's segments (see
 // RunMpiJob). The rondo-run variables of an enclosing Rondo job are removed.
 //
+// MPICH's Hydra (kMpich):
+//   mpirun.mpich -n N -bind-to core|none PROGRAM ARGS
+// with MPIEXEC_TIMEOUT=S.
+//
 // Used by bench/coll and bench/overlap. Not thread-safe: one job at a time,
 // from the driver's main thread.
 #ifndef RONDO_BENCH_JOBS_H_
@@ -54,9 +58,16 @@ std::string FindExecutable(const char* argv0, const std::string& rel,
 
 // ---- Jobs ----
 
-enum class Launcher { kRondoRun, kMpirun };
+// kMpich: MPICH's Hydra on this machine (`mpirun.mpich`). kClusterOpenMpi
+// and kClusterMpich: Open MPI's or MPICH's own launcher inside host 0 of a
+// running emulated cluster, through `cluster.sh launch openmpi|mpich`
+// (bench/cluster/cluster.sh; launcher_path is cluster.sh): the launcher
+// starts one rank per host over the emulated links (Rondo's programs run
+// under kClusterOpenMpi too, through PMIx, as a cluster starts them).
+enum class Launcher { kRondoRun, kMpirun, kMpich, kClusterOpenMpi, kClusterMpich };
 
-// "rondo-run" | "mpirun".
+// "rondo-run" | "mpirun" | "mpirun.mpich" | "cluster openmpi" |
+// "cluster mpich".
 const char* LauncherName(Launcher launcher);
 
 struct JobSpec {

@@ -103,15 +103,18 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -131,22 +134,46 @@ const char* const kCollectives[] = {"ibcast", "ireduce", "iallreduce",
                                     "iallgather", "ialltoall"};
 const char* const kConfigs[] = {"default", "basic", "progress", "dedicated",
                                 "timer"};
-const char* const kLibraries[] = {"rondo", "openmpi"};
+const char* const kLibraries[] = {"rondo", "openmpi", "mpich"};
 constexpr const char* kDefaultTargets = "100,316,1000,3162,10000";
 constexpr const char* kFullTargets =
     "500,1000,2500,5000,10000,25000,50000,100000,250000,500000,1000000";
 constexpr int kDefaultReps = 7, kFullReps = 20;
 constexpr double kDiagonalFactor = 3.0;
+// The emulated cluster's defaults: the four collectives of issue 16's
+// targets, the link rate of a commodity cluster, and messages of 1 and 4 MiB
+// for the pure communication times.
+constexpr const char* kClusterCollectives =
+    "ibcast,iallreduce,iallgather,ialltoall";
+constexpr const char* kClusterConfigs = "default,basic,progress,timer";
+constexpr const char* kClusterRate = "1gbit";
+constexpr const char* kClusterCommBytes = "1048576,4194304";
+constexpr double kMiB = 1048576.0;
+// A cell is significant when the 95% confidence interval of its overhead
+// ratio is within +-kSignificance (bootstrap over its repetitions and its
+// references' runs): the noise is at most a quarter of the denominator.
+constexpr double kSignificance = 0.25;
+constexpr int kBootstrap = 1000;
 const char* const kCsvHeader =
     "library,config,collective,comm_target_us,comp_target_us,comm_us,"
-    "comp_us,measured_us,overhead_ratio,comm_ratio,comp_slowdown,valid";
+    "comp_us,measured_us,overhead_ratio,comm_ratio,comp_slowdown,valid,"
+    "bytes,significant,ci_low,ci_high";
 
 struct Args {
   std::string json, csv, plot_dir = "overlap-report";
-  std::string libraries;  // empty: rondo, plus openmpi when present
-  std::string configs = "default,basic,progress,dedicated";
-  std::string collectives = "ibcast,ireduce,iallreduce,iallgather,ialltoall";
-  std::string ranks = "2";
+  std::string libraries;  // empty: rondo, plus the peers with --compare
+  std::string configs;      // empty: the mode's default list
+  std::string collectives;  // empty: the mode's default list
+  std::string ranks;        // empty: 2 (shared memory), K (cluster)
+  // --cluster: "0" shared memory on this machine, "auto" the cluster of 2
+  // hosts when this machine can emulate one, else shared memory; K: K hosts.
+  std::string cluster = "0";
+  std::string rate = kClusterRate;
+  std::string comm_bytes;          // empty: the mode's default
+  double min_bytes = -1;           // < 0: 1 MiB on the cluster, else 0
+  double significance = kSignificance;
+  bool inside_cluster = false;     // hidden: run by cluster.sh run
+  std::string mpirun_mpich = "/usr/bin/mpirun.mpich";
   std::string comm_us, comp_us;  // empty: kDefaultTargets (--full: kFull...)
   int reps = 0;                  // 0: kDefaultReps (--full: kFullReps)
   double tolerance = 0.10;       // calibration: converged within this
@@ -172,8 +199,15 @@ struct Config {
   std::string skip_reason;  // non-empty: not run
 };
 
-Config DescribeConfig(const std::string& library, const std::string& config) {
+Config DescribeConfig(const std::string& library, const std::string& config,
+                      bool cluster) {
   Config c{library, config, {}, 0, "", ""};
+  if (cluster && config == "dedicated") {
+    c.skip_reason =
+        "an emulated host has no core to spare (bench/cluster gives each "
+        "host its share of this machine's cores)";
+    return c;
+  }
   if (library == "rondo") {
     if (config == "default") {
       c.meaning = "Rondo's defaults (no RONDO_ variable set by the driver)";
@@ -193,27 +227,36 @@ Config DescribeConfig(const std::string& library, const std::string& config) {
       c.comm_cores = 1;
       c.meaning = "one core kept for the progress threads";
     }
-  } else {
-    if (config == "default") {
-      c.skip_reason = "the same as openmpi basic (Open MPI's defaults)";
-    } else if (config == "basic") {
-      c.meaning = "Open MPI's defaults";
-    } else if (config == "progress") {
+    return c;
+  }
+  const std::string name = library == "openmpi" ? "Open MPI" : "MPICH";
+  if (config == "default") {
+    c.meaning = name + "'s defaults";
+  } else if (config == "basic") {
+    c.skip_reason = "the same as " + library + " default (" + name +
+                    "'s defaults progress only inside MPI calls)";
+  } else if (config == "progress") {
+    if (library == "mpich") {
+      c.env = {{"MPIR_CVAR_ASYNC_PROGRESS", "1"}};
+      c.meaning = "MPICH's asynchronous progress thread";
+    } else {
       c.skip_reason =
           "Open MPI 4.1's shared-memory and TCP transports have no "
           "asynchronous progress thread";
-    } else if (config == "timer") {
-      c.skip_reason = "Open MPI has no timer-driven progress";
-    } else {
-      c.comm_cores = 1;
-      // With fewer cores than ranks + 1 the ranks share their cores; Open
-      // MPI's own setting for oversubscription keeps its busy waits from
-      // taking whole time slices from each other.
-      c.env = {{"OMPI_MCA_mpi_yield_when_idle", "1"}};
-      c.meaning =
-          "one core left idle (no progress thread to put there); ranks yield "
-          "when idle";
     }
+  } else if (config == "timer") {
+    c.skip_reason = name + " has no timer-driven progress";
+  } else if (library == "mpich") {
+    c.skip_reason = "not measured for MPICH (see mpich progress)";
+  } else {
+    c.comm_cores = 1;
+    // With fewer cores than ranks + 1 the ranks share their cores; Open
+    // MPI's own setting for oversubscription keeps its busy waits from
+    // taking whole time slices from each other.
+    c.env = {{"OMPI_MCA_mpi_yield_when_idle", "1"}};
+    c.meaning =
+        "one core left idle (no progress thread to put there); ranks yield "
+        "when idle";
   }
   return c;
 }
@@ -303,6 +346,10 @@ struct Cell {
   long long bytes = 0, order = 0;
   int reps = 0;
   std::vector<double> samples_us;
+  // The 95% confidence interval of the overhead ratio and whether it is
+  // narrow enough (Driver::Significance).
+  std::optional<double> ci_low, ci_high;
+  bool significant = false;
 };
 
 // The paper's Section 3.3: with good overlap r_comm ~ 0 and
@@ -313,6 +360,7 @@ struct Cell {
 std::string Diagnose(const Cell& c) {
   if (!c.valid) return "invalid";
   if (!c.overhead || !c.comm_ratio || !c.comp_slowdown) return "-";
+  if (!c.significant) return "not significant";
   if (*c.overhead < 0.3) return "overlap";
   const bool comm_high = *c.comm_ratio >= 0.8;
   const bool comp_high = *c.comp_slowdown >= 1.2;
@@ -341,7 +389,9 @@ struct Job {
   json setup;  // null until seen
   std::vector<json> comm_refs, comp_refs;
   std::vector<Cell> cells;
-  std::optional<json> impact;
+  std::optional<json> impact;          // rank 0's
+  std::vector<json> impact_ranks;      // every rank's that was written
+  std::vector<json> comm_sizes;        // comm_size lines
   std::vector<std::string> fails;
   int bad_lines = 0;
   std::string failure;  // non-empty: the job failed, why
@@ -388,6 +438,7 @@ class Driver {
 
   int Run() {
     if (const int rc = Setup(); rc != 0) return rc;
+    if (hosts_ > 0 && !a_.inside_cluster) return RunInCluster();
     PrintPlan();
     char tmpl[] = "/tmp/rondo-overlap.XXXXXX";
     if (mkdtemp(tmpl) == nullptr)
@@ -494,17 +545,189 @@ class Driver {
     return true;
   }
 
+  // ---- the emulated cluster ----
+
+  // The link rate in bits per second from tc's units (cluster.sh's); 0 when
+  // the text is not one.
+  static double RateBits(const std::string& text) {
+    static const std::pair<const char*, double> kUnits[] = {
+        {"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3},
+        {"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3},
+        {"bit", 1},     {"bps", 8}};
+    std::string t;
+    for (char ch : text) t += static_cast<char>(std::tolower(ch));
+    for (const auto& [unit, scale] : kUnits) {
+      const size_t n = std::strlen(unit);
+      if (t.size() <= n || t.compare(t.size() - n, n, unit) != 0) continue;
+      const std::string number = t.substr(0, t.size() - n);
+      char* end = nullptr;
+      const double v = std::strtod(number.c_str(), &end);
+      if (number.empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
+        return 0;
+      return v * scale;
+    }
+    return 0;
+  }
+
+  // `cluster.sh check`: "" when this machine can emulate a cluster, else
+  // the problems it names, on one line.
+  std::string ClusterProblems() const {
+    std::string why;
+    const std::string sh =
+        FindExecutable(argv0_, "bench/cluster/cluster.sh", &why);
+    if (sh.empty()) return "bench/cluster/cluster.sh not found (" + why + ")";
+    FILE* p = popen((ShellQuote(sh) + " check 2>&1").c_str(), "r");
+    if (p == nullptr) return "cannot run " + sh + " check";
+    std::string out, problems;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+    const int status = pclose(p);
+    if (status == 0) return "";
+    for (const std::string& line : Split(out, '\n'))
+      if (line.rfind("  - ", 0) == 0)
+        problems += (problems.empty() ? "" : "; ") + line.substr(4);
+    return problems.empty() ? "cluster.sh check failed: " + out : problems;
+  }
+
+  // --cluster and --rate: hosts_ (0 = shared memory) and rate_bits_; 0, or
+  // the exit status (2 bad arguments, 1 the machine cannot do it).
+  int ParseCluster() {
+    const long processors = sysconf(_SC_NPROCESSORS_ONLN);
+    const int max_hosts = static_cast<int>(std::min(250L, 4 * processors));
+    if (a_.cluster == "0" || a_.cluster.empty()) {
+      hosts_ = 0;
+    } else if (a_.cluster == "auto") {
+      const std::string problems = ClusterProblems();
+      if (problems.empty()) {
+        hosts_ = 2;
+      } else {
+        std::printf(
+            "overlap: no emulated cluster here (%s); running the "
+            "shared-memory comparison, which cannot show overlap on a "
+            "machine whose cores all compute (docs/overlap.md)\n",
+            problems.c_str());
+        hosts_ = 0;
+      }
+    } else {
+      char* end = nullptr;
+      errno = 0;
+      const long k = std::strtol(a_.cluster.c_str(), &end, 10);
+      if (*end != '\0' || errno != 0 || k < 2 || k > max_hosts)
+        return Bad("--cluster: '" + a_.cluster +
+                   "' is not allowed; expected 0 (shared memory), auto, or a "
+                   "host count in 2.." + std::to_string(max_hosts) +
+                   " (this machine has " + std::to_string(processors) +
+                   " processors; an emulated host gets at least a quarter "
+                   "of one)");
+      hosts_ = static_cast<int>(k);
+      if (!a_.inside_cluster) {
+        const std::string problems = ClusterProblems();
+        if (!problems.empty()) {
+          std::fprintf(stderr,
+                       "overlap: --cluster %d needs an emulated cluster, "
+                       "which this machine cannot run: %s. Nothing was "
+                       "created. Without --cluster, or with --cluster auto, "
+                       "the shared-memory comparison runs instead.\n",
+                       hosts_, problems.c_str());
+          return 1;
+        }
+      }
+    }
+    if (hosts_ > 0) {
+      rate_bits_ = RateBits(a_.rate);
+      if (rate_bits_ < 1e6 || rate_bits_ > 1e12)
+        return Bad("--rate: '" + a_.rate +
+                   "' is not allowed; expected a link rate in tc's units "
+                   "between 1mbit and 1tbit, such as 1gbit or 250mbit (the "
+                   "communication targets follow from it)");
+      if (a_.inside_cluster &&
+          (Env("CLUSTER_SH").empty() ||
+           Env("CLUSTER_HOSTS") != std::to_string(hosts_)))
+        return Bad("--inside-cluster: not inside `cluster.sh run " +
+                   std::to_string(hosts_) + "` (CLUSTER_SH, CLUSTER_HOSTS)");
+    }
+    return 0;
+  }
+
+  // The targets on the cluster: 1.5, 3, 6 and 12 times the time one MiB
+  // takes on a link (two significant digits), so that the messages of the
+  // diagonal cells run from about 1 MiB to tens of MiB.
+  std::string ClusterTargets() const {
+    const double mib_us = kMiB * 8 / rate_bits_ * 1e6;
+    double base = 1.5 * mib_us;
+    const double scale = std::pow(10.0, std::floor(std::log10(base)) - 1);
+    base = std::round(base / scale) * scale;
+    std::vector<std::string> out;
+    for (double f : {1.0, 2.0, 4.0, 8.0})
+      out.push_back(std::to_string(std::llround(
+          std::clamp(base * f, 1.0, 1e8))));
+    return Join(out, ",");
+  }
+
+  // Runs this driver again inside `cluster.sh run K`, which builds the
+  // cluster, and removes it whatever happens (a failing job, Ctrl-C).
+  int RunInCluster() {
+    std::string why;
+    const std::string sh =
+        FindExecutable(argv0_, "bench/cluster/cluster.sh", &why);
+    if (sh.empty()) {
+      std::fprintf(stderr, "overlap: %s\n", why.c_str());
+      return 1;
+    }
+    std::string self = a_.command.empty() ? "" : a_.command[0];
+    if (self.find('/') == std::string::npos || self[0] != '/') {
+      char buf[4096];
+      const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+      if (self.find('/') != std::string::npos)
+        self = std::filesystem::absolute(self).string();
+      else if (n > 0)
+        self.assign(buf, n);
+    }
+    const std::string prefix =
+        "ovl" + std::to_string(static_cast<long>(getpid()) % 100000000);
+    std::vector<std::string> argv = {sh,     "run", std::to_string(hosts_),
+                                     "--rate", a_.rate, "--prefix",
+                                     prefix,  "--",   self};
+    for (size_t i = 1; i < a_.command.size(); ++i) {
+      const std::string& w = a_.command[i];
+      if (w == "--cluster") {
+        ++i;
+        continue;
+      }
+      if (w.rfind("--cluster=", 0) == 0) continue;
+      argv.push_back(w);
+    }
+    for (const char* w : {"--cluster", "", "--inside-cluster"}) argv.push_back(w);
+    argv[argv.size() - 2] = std::to_string(hosts_);
+    std::printf(
+        "overlap: an emulated cluster of %d hosts, one rank per host, links "
+        "at %s (bench/cluster/cluster.sh run, removed afterwards)\n",
+        hosts_, a_.rate.c_str());
+    std::fflush(stdout);
+    bool interrupted = false;
+    const int rc = RunCommand(argv, Environment(), &interrupted);
+    return interrupted && rc == 0 ? 1 : rc;
+  }
+
   // Checks the arguments, finds the programs and plans the jobs; 0, or the
   // exit status (2 bad arguments, 1 nothing can run).
   int Setup() {
-    {
+    if (const int rc = ParseCluster(); rc != 0) return rc;
+    if (!a_.ranks.empty() || hosts_ == 0) {
+      const std::string given = a_.ranks.empty() ? "2" : a_.ranks;
       char* end = nullptr;
       errno = 0;
-      const long n = std::strtol(a_.ranks.c_str(), &end, 10);
-      if (a_.ranks.empty() || *end != '\0' || errno != 0 || n < 1 || n > 256)
-        return Bad("--ranks: '" + a_.ranks +
+      const long n = std::strtol(given.c_str(), &end, 10);
+      if (*end != '\0' || errno != 0 || n < 1 || n > 256)
+        return Bad("--ranks: '" + given +
                    "' is not allowed; expected an integer in 1..256");
       ranks_ = static_cast<int>(n);
+      if (hosts_ > 0 && ranks_ != hosts_)
+        return Bad("--ranks " + given + " with --cluster " +
+                   std::to_string(hosts_) +
+                   ": the cluster runs one rank per host; leave --ranks out");
+    } else {
+      ranks_ = hosts_;
     }
     std::vector<std::string> libraries;
     const bool explicit_libraries = !a_.libraries.empty();
@@ -512,16 +735,54 @@ class Driver {
         !Members("--libraries", a_.libraries, kLibraries, &libraries))
       return 2;
     if (!explicit_libraries) libraries = {"rondo"};
-    if (!explicit_libraries && a_.compare) libraries.push_back("openmpi");
-    if (!Members("--configs", a_.configs, kConfigs, &configs_)) return 2;
-    if (!Members("--collectives", a_.collectives, kCollectives, &collectives_))
+    if (!explicit_libraries && a_.compare) {
+      libraries.push_back("openmpi");
+      libraries.push_back("mpich");
+    }
+    const bool cluster = hosts_ > 0;
+    if (!Members("--configs",
+                 !a_.configs.empty() ? a_.configs
+                 : cluster           ? kClusterConfigs
+                                     : "default,basic,progress,dedicated",
+                 kConfigs, &configs_))
       return 2;
-    const char* grid = a_.full ? kFullTargets : kDefaultTargets;
+    if (!Members("--collectives",
+                 !a_.collectives.empty() ? a_.collectives
+                 : cluster               ? kClusterCollectives
+                                         : "ibcast,ireduce,iallreduce,"
+                                           "iallgather,ialltoall",
+                 kCollectives, &collectives_))
+      return 2;
+    const std::string grid =
+        cluster ? ClusterTargets() : a_.full ? kFullTargets : kDefaultTargets;
     if (!Targets("--comm-us", a_.comm_us.empty() ? grid : a_.comm_us,
                  &comm_us_) ||
         !Targets("--comp-us", a_.comp_us.empty() ? grid : a_.comp_us,
                  &comp_us_))
       return 2;
+    {
+      const std::string sizes =
+          !a_.comm_bytes.empty() ? a_.comm_bytes
+          : cluster              ? kClusterCommBytes
+                                 : "";
+      for (const std::string& item : Split(sizes)) {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(item.c_str(), &end, 10);
+        if (*end != '\0' || errno != 0 || v < 8 || v > (1LL << 33) ||
+            v % 8 != 0)
+          return Bad("--comm-bytes: '" + item +
+                     "' is not allowed; expected multiples of 8 bytes in "
+                     "8..8589934592, comma-separated, such as " +
+                     kClusterCommBytes);
+        if (std::find(comm_bytes_.begin(), comm_bytes_.end(), v) ==
+            comm_bytes_.end())
+          comm_bytes_.push_back(v);
+      }
+      if (comm_bytes_.size() > 32)
+        return Bad("--comm-bytes: at most 32 sizes");
+    }
+    min_bytes_ = a_.min_bytes >= 0 ? a_.min_bytes : cluster ? kMiB : 0;
     if (a_.reps == 0) a_.reps = a_.full ? kFullReps : kDefaultReps;
     std::map<std::string, std::string> overrides;
     for (const std::string& o : a_.program_override) {
@@ -530,7 +791,8 @@ class Driver {
           std::find(std::begin(kLibraries), std::end(kLibraries),
                     o.substr(0, eq)) == std::end(kLibraries))
         return Bad("--program-override: '" + o +
-                   "' is not allowed; expected rondo=PATH or openmpi=PATH");
+                   "' is not allowed; expected rondo=PATH, openmpi=PATH or "
+                   "mpich=PATH");
       overrides[o.substr(0, eq)] = UserPath(o.substr(eq + 1));
     }
     // Programs.
@@ -548,6 +810,19 @@ class Driver {
       if (program.empty()) {
         missing += "; build it with `bazel build -c opt //bench:overlap_" +
                    library + "`";
+      } else if (library == "mpich" && !Executable(a_.mpirun_mpich)) {
+        missing = a_.mpirun_mpich +
+                  " not found (Debian package mpich; or --mpirun-mpich PATH)";
+      } else if (library != "mpich" && cluster && !Executable(a_.mpirun)) {
+        missing = a_.mpirun + " not found (Debian package openmpi-bin; it " +
+                  "starts Rondo's and Open MPI's ranks on the emulated hosts)";
+      } else if (cluster) {
+        launcher = Env("CLUSTER_SH");
+        if (launcher.empty())
+          launcher = FindExecutable(argv0_, "bench/cluster/cluster.sh",
+                                    &missing);
+      } else if (library == "mpich") {
+        launcher = a_.mpirun_mpich;
       } else if (library == "rondo") {
         launcher =
             FindExecutable(argv0_, "drivers/bootstrap/rondo-run", &missing);
@@ -581,8 +856,8 @@ class Driver {
     for (const std::string& config : configs_) {
       for (const char* library : kLibraries) {
         if (programs_.count(library) == 0) continue;
-        Config c = DescribeConfig(library, config);
-        if (c.skip_reason.empty() && c.comm_cores >= processors)
+        Config c = DescribeConfig(library, config, cluster);
+        if (c.skip_reason.empty() && !cluster && c.comm_cores >= processors)
           c.skip_reason = "needs at least " + std::to_string(c.comm_cores + 1) +
                           " processors (this machine has " +
                           std::to_string(processors) + ")";
@@ -596,8 +871,13 @@ class Driver {
         job.config = c;
         job.program = programs_[library].first;
         job.launcher_path = programs_[library].second;
-        job.launcher =
-            c.library == "rondo" ? Launcher::kRondoRun : Launcher::kMpirun;
+        if (cluster)
+          job.launcher = c.library == "mpich" ? Launcher::kClusterMpich
+                                              : Launcher::kClusterOpenMpi;
+        else
+          job.launcher = c.library == "rondo"   ? Launcher::kRondoRun
+                         : c.library == "mpich" ? Launcher::kMpich
+                                                : Launcher::kMpirun;
         jobs_.push_back(std::move(job));
       }
     }
@@ -734,6 +1014,17 @@ class Driver {
       spec.args.push_back("--threads");
       spec.args.push_back(std::to_string(a_.threads));
     }
+    if (hosts_ > 0) {
+      // A host is a cpuset of this machine, and the ranks start unbound.
+      spec.args.push_back("--node-cpus");
+      spec.args.push_back("affinity");
+    }
+    if (!comm_bytes_.empty()) {
+      std::vector<std::string> sizes;
+      for (long long b : comm_bytes_) sizes.push_back(std::to_string(b));
+      spec.args.push_back("--comm-bytes");
+      spec.args.push_back(Join(sizes, ","));
+    }
     if (a_.quiet) spec.args.push_back("--quiet");
     std::printf("\njob %zu/%zu: %s %s (env %s; --comm-cores %d: %s)\n", k + 1,
                 jobs_.size(), c.library.c_str(), c.config.c_str(),
@@ -826,7 +1117,9 @@ class Driver {
       else if (type == "cell")
         job.cells.push_back(Snapped(ParseCell(j)));
       else if (type == "impact")
-        job.impact = j;
+        job.impact = j, job.impact_ranks.push_back(j);
+      else if (type == "comm_size")
+        job.comm_sizes.push_back(j);
       else if (type == "clock") {  // measured at the end: part of the setup
         for (const auto& [k, v] : j.items())
           if (k != "type") job.setup[k] = v;
@@ -834,6 +1127,73 @@ class Driver {
       else if (type == "fail")
         job.fails.push_back(j.value("what", "failed"));
     }
+    // The other ranks' impact lines (bench/overlap.c writes FILE.impact.R).
+    for (int r = 1; r < ranks_; ++r) {
+      std::ifstream f(job.out + ".impact." + std::to_string(r));
+      if (!std::getline(f, line)) continue;
+      try {
+        json j = json::parse(line);
+        if (j.is_object() && j.value("type", "") == "impact")
+          job.impact_ranks.push_back(j);
+      } catch (const std::exception&) {
+        ++job.bad_lines;
+      }
+    }
+    for (Cell& c : job.cells) Significance(job, &c);
+  }
+
+  static std::vector<double> SamplesOf(const json& j) {
+    std::vector<double> v;
+    if (j.contains("samples_us") && j["samples_us"].is_array())
+      for (const json& x : j["samples_us"])
+        if (x.is_number() && std::isfinite(x.get<double>()))
+          v.push_back(x.get<double>());
+    return v;
+  }
+
+  // The 95% confidence interval of a cell's overhead ratio, by a bootstrap
+  // over its repetitions and the runs of its two references (the ratio of
+  // the medians, as the program computes it), and whether it is within
+  // +-significance: a cell whose denominator, min(t_comm_ref, t_comp_ref),
+  // is not well above the noise of its repetitions is not significant.
+  void Significance(const Job& job, Cell* c) const {
+    c->significant = false;
+    if (!c->valid || !c->overhead) return;
+    std::vector<double> comm, comp;
+    for (const json& r : job.comm_refs)
+      if (r.value("collective", "") == c->collective &&
+          std::llround(Number(r, "target_us").value_or(-1)) == c->comm_target)
+        comm = SamplesOf(r);
+    for (const json& r : job.comp_refs)
+      if (std::llround(Number(r, "target_us").value_or(-1)) == c->comp_target)
+        comp = SamplesOf(r);
+    const std::vector<double>& m = c->samples_us;
+    if (m.size() < 2 || comm.size() < 2 || comp.size() < 2) return;
+    // Seeded by the cell, so that the same results give the same interval.
+    std::seed_seq seed(c->collective.begin(), c->collective.end());
+    std::mt19937_64 rng(seed);
+    rng.discard(static_cast<unsigned long long>(c->comm_target * 1000003 +
+                                                c->comp_target) %
+                1000);
+    auto resampled_median = [&rng](const std::vector<double>& v) {
+      std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+      std::vector<double> r(v.size());
+      for (double& x : r) x = v[pick(rng)];
+      return Median(std::move(r));
+    };
+    std::vector<double> ratios;
+    ratios.reserve(kBootstrap);
+    for (int b = 0; b < kBootstrap; ++b) {
+      const double tm = resampled_median(m), tc = resampled_median(comm),
+                   tp = resampled_median(comp);
+      const double lo = std::min(tc, tp);
+      if (lo > 0) ratios.push_back((tm - std::max(tc, tp)) / lo);
+    }
+    if (ratios.size() < kBootstrap / 2) return;
+    std::sort(ratios.begin(), ratios.end());
+    c->ci_low = ratios[static_cast<size_t>(0.025 * (ratios.size() - 1))];
+    c->ci_high = ratios[static_cast<size_t>(0.975 * (ratios.size() - 1))];
+    c->significant = (*c->ci_high - *c->ci_low) / 2 <= a_.significance;
   }
 
   // ---- tables ----
@@ -886,24 +1246,62 @@ class Driver {
     std::fflush(stdout);
   }
 
-  // The median overhead ratio of a job's valid diagonal cells of
-  // `collective` ("" = all); NaN without any. `n` gets their number.
-  static double DiagonalOverhead(const Job& job, const std::string& collective,
-                                 int* n = nullptr) {
-    std::vector<double> v;
-    for (const Cell& c : job.cells)
-      if (c.valid && c.overhead && std::isfinite(*c.overhead) &&
-          OnDiagonal(c) && (collective.empty() || c.collective == collective))
-        v.push_back(*c.overhead);
-    if (n != nullptr) *n = static_cast<int>(v.size());
-    return Median(v);
+  // The cells a summary uses: valid, significant, on the diagonal and with
+  // messages of at least min_bytes_.
+  bool Summarized(const Cell& c) const {
+    return c.valid && c.significant && c.overhead &&
+           std::isfinite(*c.overhead) && OnDiagonal(c) &&
+           static_cast<double>(c.bytes) >= min_bytes_;
   }
 
-  // The most frequent diagnosis among a job's valid diagonal cells.
-  static std::string MostlyDiagnosis(const Job& job) {
+  // What a summary of one job and collective ("" = all) is made of.
+  struct Summary {
+    double overhead = NAN, comm_ratio = NAN, comp_slowdown = NAN;
+    int cells = 0;            // used
+    int not_significant = 0;  // valid diagonal cells dropped for noise
+    int small = 0;            // valid diagonal cells under min_bytes_
+    std::vector<double> measured_us;  // the used cells' medians
+  };
+
+  Summary SummaryOf(const Job& job, const std::string& collective) const {
+    Summary s;
+    std::vector<double> o, r, p;
+    for (const Cell& c : job.cells) {
+      if (!collective.empty() && c.collective != collective) continue;
+      if (!c.valid || !OnDiagonal(c)) continue;
+      if (static_cast<double>(c.bytes) < min_bytes_) {
+        ++s.small;
+        continue;
+      }
+      if (!c.significant) {
+        ++s.not_significant;
+        continue;
+      }
+      if (!Summarized(c)) continue;
+      o.push_back(*c.overhead);
+      if (c.comm_ratio) r.push_back(*c.comm_ratio);
+      if (c.comp_slowdown) p.push_back(*c.comp_slowdown);
+      if (c.measured) s.measured_us.push_back(*c.measured);
+    }
+    s.cells = static_cast<int>(o.size());
+    s.overhead = Median(o);
+    s.comm_ratio = Median(r);
+    s.comp_slowdown = Median(p);
+    return s;
+  }
+
+  double DiagonalOverhead(const Job& job, const std::string& collective,
+                          int* n = nullptr) const {
+    const Summary s = SummaryOf(job, collective);
+    if (n != nullptr) *n = s.cells;
+    return s.overhead;
+  }
+
+  // The most frequent diagnosis among a job's summarized cells.
+  std::string MostlyDiagnosis(const Job& job) const {
     std::map<std::string, int> count;
     for (const Cell& c : job.cells)
-      if (c.valid && OnDiagonal(c)) ++count[Diagnose(c)];
+      if (Summarized(c)) ++count[Diagnose(c)];
     std::string best = "-";
     int most = 0;
     for (const auto& [d, n] : count)
@@ -916,6 +1314,17 @@ class Driver {
     return Number(*job.impact, "ratio");
   }
 
+  // The largest impact ratio over the ranks that wrote one, and its rank.
+  static std::optional<std::pair<double, int>> WorstImpact(const Job& job) {
+    std::optional<std::pair<double, int>> worst;
+    for (const json& j : job.impact_ranks) {
+      const std::optional<double> r = Number(j, "ratio");
+      if (r && std::isfinite(*r) && (!worst || *r > worst->first))
+        worst = std::make_pair(*r, j.value("rank", 0));
+    }
+    return worst;
+  }
+
   const Job* FindJob(const std::string& library,
                      const std::string& config) const {
     for (const Job& j : jobs_)
@@ -923,77 +1332,135 @@ class Driver {
     return nullptr;
   }
 
+  // The median pure communication time of a fixed size (comm_size lines).
+  static std::optional<double> CommSizeUs(const Job& job,
+                                          const std::string& collective,
+                                          long long bytes) {
+    for (const json& j : job.comm_sizes)
+      if (j.value("collective", "") == collective &&
+          std::llround(Number(j, "bytes").value_or(-1)) == bytes)
+        return Number(j, "t_comm_us");
+    return std::nullopt;
+  }
+
   void PrintSummary() const {
     std::printf(
-        "\nSummary: median overhead ratio on the diagonal (valid cells whose "
-        "communication and computation targets are within %gx of each "
-        "other; 0 = perfect overlap, 1 = serialized) and the MPI impact "
-        "ratio (1 = an idle MPI costs the computation nothing)\n",
-        kDiagonalFactor);
+        "\nSummary: median overhead ratio of the diagonal cells (both "
+        "targets within %gx of each other%s; 0 = perfect overlap, 1 = "
+        "serialized), significant cells only (95%% CI within +-%.2f); the "
+        "MPI impact ratio of rank 0 and of the worst rank (1 = an idle MPI "
+        "costs the computation nothing)\n",
+        kDiagonalFactor,
+        min_bytes_ > 0
+            ? (", messages of at least " + Bytes(min_bytes_)).c_str()
+            : "",
+        a_.significance);
     std::printf("%-18s", "library:config");
     for (const std::string& coll : collectives_)
       std::printf(" %10s", coll.c_str());
-    std::printf(" %8s %7s  %s\n", "all", "impact", "mostly");
+    std::printf(" %8s %7s %7s %6s  %s\n", "all", "impact", "worst", "n.s.",
+                "mostly");
     std::printf("%s\n",
-                std::string(18 + 11 * collectives_.size() + 36, '-').c_str());
+                std::string(18 + 11 * collectives_.size() + 52, '-').c_str());
     for (const Job& job : jobs_) {
       std::printf("%-18s",
                   (job.config.library + ":" + job.config.config).c_str());
       for (const std::string& coll : collectives_)
         std::printf(" %10s", Ratio(DiagonalOverhead(job, coll)).c_str());
-      int n = 0;
-      const double all = DiagonalOverhead(job, "", &n);
-      std::printf(" %8s %7s  %s%s\n", Ratio(all).c_str(),
-                  Ratio(ImpactRatio(job)).c_str(), MostlyDiagnosis(job).c_str(),
+      const Summary all = SummaryOf(job, "");
+      const auto worst = WorstImpact(job);
+      std::printf(" %8s %7s %7s %6s  %s%s\n", Ratio(all.overhead).c_str(),
+                  Ratio(ImpactRatio(job)).c_str(),
+                  worst ? Ratio(worst->first).c_str() : "-",
+                  (std::to_string(all.not_significant) + "/" +
+                   std::to_string(all.not_significant + all.cells))
+                      .c_str(),
+                  MostlyDiagnosis(job).c_str(),
                   job.failure.empty() ? "" : " (job failed)");
     }
-    // Side by side.
-    if (programs_.count("rondo") && programs_.count("openmpi")) {
-      std::printf(
-          "\nRondo against Open MPI: median diagonal overhead ratio, "
-          "rondo / openmpi (lower is better)\n");
-      std::printf("%-10s", "config");
-      for (const std::string& coll : collectives_)
-        std::printf(" %11s", coll.c_str());
-      std::printf(" %11s %11s  %s\n", "all", "impact", "better overlap");
-      std::printf("%s\n",
-                  std::string(10 + 12 * collectives_.size() + 40, '-').c_str());
-      for (const std::string& config : configs_) {
-        const Job* r = FindJob("rondo", config);
-        const Job* o = FindJob("openmpi", config);
-        if (r == nullptr && o == nullptr) continue;
-        auto pair = [](const Job* r, const Job* o, const std::string& coll) {
-          const std::string a =
-              r ? Ratio(DiagonalOverhead(*r, coll)) : std::string("-");
-          const std::string b =
-              o ? Ratio(DiagonalOverhead(*o, coll)) : std::string("-");
-          return a + "/" + b;
-        };
-        std::printf("%-10s", config.c_str());
-        for (const std::string& coll : collectives_)
-          std::printf(" %11s", pair(r, o, coll).c_str());
-        std::printf(" %11s", pair(r, o, "").c_str());
-        std::printf(" %11s",
-                    ((r ? Ratio(ImpactRatio(*r)) : std::string("-")) + "/" +
-                     (o ? Ratio(ImpactRatio(*o)) : std::string("-")))
-                        .c_str());
-        std::string better = "-";
-        if (r && o) {
-          const double x = DiagonalOverhead(*r, ""),
-                       y = DiagonalOverhead(*o, "");
-          if (std::isfinite(x) && std::isfinite(y))
-            better = std::fabs(x - y) < 0.05 ? "same"
-                     : x < y                 ? "rondo"
-                                             : "openmpi";
-        } else {
-          for (const json& s : skipped_)
-            if (s["config"] == config)
-              better = s["library"].get<std::string>() + " skipped";
-        }
-        std::printf("  %s\n", better.c_str());
-      }
-    }
+    std::printf(
+        "(n.s.: diagonal cells left out as not significant, of those "
+        "eligible; every cell is in the CSV and JSON with its interval)\n");
+    PrintCommTable();
+    PrintPeers();
     std::fflush(stdout);
+  }
+
+  static std::string Bytes(double b) {
+    char buf[32];
+    if (b >= kMiB && std::fmod(b, kMiB) == 0)
+      std::snprintf(buf, sizeof buf, "%.0f MiB", b / kMiB);
+    else if (b >= 1024 && std::fmod(b, 1024) == 0)
+      std::snprintf(buf, sizeof buf, "%.0f KiB", b / 1024);
+    else
+      std::snprintf(buf, sizeof buf, "%.0f B", b);
+    return buf;
+  }
+
+  // The pure communication time of the fixed sizes, every library's default
+  // configuration, and the ratio to Open MPI's.
+  void PrintCommTable() const {
+    if (comm_bytes_.empty()) return;
+    const Job* ompi = FindJob("openmpi", "default");
+    std::printf(
+        "\nPure communication time (MPI_I<coll> + MPI_Wait alone, median of "
+        "the runs; the same message size for every library)%s\n",
+        ompi ? "; in brackets: / Open MPI's default" : "");
+    std::printf("%-18s", "library:config");
+    for (const std::string& coll : collectives_)
+      for (long long b : comm_bytes_)
+        std::printf(" %19s", (coll + " " + Bytes(b)).c_str());
+    std::printf("\n");
+    for (const Job& job : jobs_) {
+      if (job.comm_sizes.empty()) continue;
+      std::printf("%-18s",
+                  (job.config.library + ":" + job.config.config).c_str());
+      for (const std::string& coll : collectives_)
+        for (long long b : comm_bytes_) {
+          const auto t = CommSizeUs(job, coll, b);
+          const auto ref = ompi ? CommSizeUs(*ompi, coll, b) : std::nullopt;
+          std::string text = t ? Us(*t) : "-";
+          if (t && ref && *ref > 0) text += " (" + Ratio(*t / *ref) + ")";
+          std::printf(" %19s", text.c_str());
+        }
+      std::printf("\n");
+    }
+  }
+
+  // Every library's configurations side by side with Rondo's defaults.
+  void PrintPeers() const {
+    const Job* rondo = FindJob("rondo", "default");
+    if (rondo == nullptr || programs_.size() < 2) return;
+    const Summary r = SummaryOf(*rondo, "");
+    std::printf(
+        "\nAgainst Rondo's defaults (overhead ratio of all summarized cells; "
+        "lower is better; impact: rank 0 / worst rank)\n");
+    std::printf("%-18s %9s %15s %8s  %s\n", "library:config", "overhead",
+                "impact", "cells", "versus rondo:default");
+    for (const Job& job : jobs_) {
+      const Summary s = SummaryOf(job, "");
+      const auto worst = WorstImpact(job);
+      std::string verdict = "-";
+      if (&job == rondo)
+        verdict = "(reference)";
+      else if (std::isfinite(s.overhead) && std::isfinite(r.overhead))
+        verdict = std::fabs(s.overhead - r.overhead) < 0.05 ? "same overlap"
+                  : r.overhead < s.overhead ? "rondo overlaps more"
+                                            : "rondo overlaps less";
+      std::printf("%-18s %9s %15s %8d  %s\n",
+                  (job.config.library + ":" + job.config.config).c_str(),
+                  Ratio(s.overhead).c_str(),
+                  (Ratio(ImpactRatio(job)) + " / " +
+                   (worst ? Ratio(worst->first) : std::string("-")))
+                      .c_str(),
+                  s.cells, verdict.c_str());
+    }
+    for (const json& sk : skipped_)
+      if (sk["library"] != "rondo")
+        std::printf("  (%s %s skipped: %s)\n",
+                    sk["library"].get<std::string>().c_str(),
+                    sk["config"].get<std::string>().c_str(),
+                    sk["reason"].get<std::string>().c_str());
   }
 
   // ---- files ----
@@ -1032,7 +1499,7 @@ class Driver {
   int WriteOutputs() const {
     Report report("overlap");
     std::string csv = std::string(kCsvHeader) + "\n";
-    std::string impact = "library,config,ratio\n";
+    std::string impact = "library,config,ratio,ratio_worst,worst_rank\n";
     int rows = 0, impact_rows = 0;
     for (const Job& job : jobs_) {
       const Config& c = job.config;
@@ -1060,6 +1527,9 @@ class Driver {
                    {"bytes", cell.bytes},
                    {"order", cell.order},
                    {"reps", cell.reps},
+                   {"significant", cell.significant},
+                   {"ci_low", OrNull(cell.ci_low)},
+                   {"ci_high", OrNull(cell.ci_high)},
                    {"diagnosis", Diagnose(cell)}};
         report.Add(std::move(r));
         csv += c.library + "," + c.config + "," + cell.collective + "," +
@@ -1069,7 +1539,9 @@ class Driver {
                CsvNumber(cell.measured) + "," + CsvNumber(cell.overhead) + "," +
                CsvNumber(cell.comm_ratio) + "," +
                CsvNumber(cell.comp_slowdown) + "," + (cell.valid ? "1" : "0") +
-               "\n";
+               "," + std::to_string(cell.bytes) + "," +
+               (cell.valid ? (cell.significant ? "1" : "0") : "") + "," +
+               CsvNumber(cell.ci_low) + "," + CsvNumber(cell.ci_high) + "\n";
         ++rows;
       }
       if (job.impact) {
@@ -1083,17 +1555,81 @@ class Driver {
               r.stats.mean_ns = *passive * 1e3;
           r.stats.samples = 1;
         }
+        const auto worst = WorstImpact(job);
+        json per_rank = json::array();
+        for (const json& x : job.impact_ranks)
+          per_rank.push_back({{"rank", x.value("rank", 0)},
+                              {"ratio", OrNull(Number(x, "ratio"))}});
         r.extra = {{"library", c.library},
                    {"config", c.config},
                    {"ratio", OrNull(ratio)},
+                   {"rank", 0},
+                   {"ratio_worst",
+                    worst ? json(worst->first) : json(nullptr)},
+                   {"worst_rank", worst ? json(worst->second) : json(nullptr)},
+                   {"ranks", per_rank},
                    {"t_comp_passive_ns", NsOrNull(passive)},
                    {"t_comp_nompi_ns", NsOrNull(Number(j, "t_comp_nompi_us"))},
                    {"order", j.value("order", 0)}};
         report.Add(std::move(r));
-        impact += c.library + "," + c.config + "," + CsvNumber(ratio) + "\n";
+        impact += c.library + "," + c.config + "," + CsvNumber(ratio) + "," +
+                  (worst ? CsvNumber(worst->first) : std::string()) + "," +
+                  (worst ? std::to_string(worst->second) : std::string()) +
+                  "\n";
         ++impact_rows;
       }
     }
+    // Summaries: per collective and "all".
+    for (const Job& job : jobs_) {
+      const Config& c = job.config;
+      std::vector<std::string> colls = collectives_;
+      colls.push_back("");
+      for (const std::string& coll : colls) {
+        const Summary sm = SummaryOf(job, coll);
+        CaseResult r;
+        r.name = "summary:" + c.library + ":" + c.config + ":" +
+                 (coll.empty() ? "all" : coll);
+        std::vector<double> ns;
+        for (double us : sm.measured_us) ns.push_back(us * 1e3);
+        r.stats = ::rondo::bench::Summarize(ns);
+        r.extra = {{"library", c.library},
+                   {"config", c.config},
+                   {"collective", coll.empty() ? "all" : coll},
+                   {"overhead_ratio", OrNull(sm.overhead)},
+                   {"comm_ratio", OrNull(sm.comm_ratio)},
+                   {"comp_slowdown", OrNull(sm.comp_slowdown)},
+                   {"cells", sm.cells},
+                   {"not_significant", sm.not_significant},
+                   {"below_min_bytes", sm.small},
+                   {"min_bytes", min_bytes_},
+                   {"what",
+                    "median over the valid, significant diagonal cells"}};
+        report.Add(std::move(r));
+      }
+    }
+    // Pure communication times of the fixed sizes.
+    const Job* ompi = FindJob("openmpi", "default");
+    for (const Job& job : jobs_)
+      for (const json& j : job.comm_sizes) {
+        const std::string coll = j.value("collective", "");
+        const long long bytes = std::llround(Number(j, "bytes").value_or(0));
+        CaseResult r;
+        r.name = "comm:" + job.config.library + ":" + job.config.config + ":" +
+                 coll + ":" + std::to_string(bytes);
+        std::vector<double> ns;
+        for (double us : SamplesOf(j)) ns.push_back(us * 1e3);
+        r.stats = ::rondo::bench::Summarize(ns);
+        const auto t = Number(j, "t_comm_us");
+        const auto ref = ompi ? CommSizeUs(*ompi, coll, bytes) : std::nullopt;
+        r.extra = {{"library", job.config.library},
+                   {"config", job.config.config},
+                   {"collective", coll},
+                   {"bytes", bytes},
+                   {"ratio_vs_openmpi", t && ref && *ref > 0
+                                            ? json(*t / *ref)
+                                            : json(nullptr)}};
+        report.Add(std::move(r));
+      }
     int rc = 0;
     json failed = json::array();
     for (const Job& job : jobs_)
@@ -1106,6 +1642,15 @@ class Driver {
              {"cells_written", job.cells.size()}});
     json machine = {
         {"ranks", ranks_},
+        {"mode", hosts_ > 0 ? "cluster" : "shared memory"},
+        {"cluster_hosts", hosts_},
+        {"cluster_rate", hosts_ > 0 ? json(a_.rate) : json(nullptr)},
+        {"cluster_host_cpus",
+         hosts_ > 0 ? json(Env("CLUSTER_HOST_CPUS")) : json(nullptr)},
+        {"processors", sysconf(_SC_NPROCESSORS_ONLN)},
+        {"significance_half_width", a_.significance},
+        {"min_bytes", min_bytes_},
+        {"comm_bytes", comm_bytes_},
         {"collectives", collectives_},
         {"comm_targets_us", comm_us_},
         {"comp_targets_us", comp_us_},
@@ -1147,7 +1692,25 @@ class Driver {
         args.push_back(impact_csv_);
       }
       args.push_back("--title-prefix");
-      args.push_back(std::to_string(ranks_) + " ranks:");
+      args.push_back(hosts_ > 0 ? std::to_string(hosts_) + " hosts at " +
+                                      a_.rate + ":"
+                                : std::to_string(ranks_) + " ranks:");
+      // One heat-map per library side by side: each library's defaults,
+      // and MPICH's progress thread.
+      std::vector<std::string> keys;
+      for (const Job& job : jobs_)
+        if (job.config.config == "default" ||
+            (job.config.library == "mpich" && job.config.config == "progress"))
+          if (!job.cells.empty())
+            keys.push_back(job.config.library + ":" + job.config.config);
+      if (keys.size() >= 2) {
+        args.push_back("--compare");
+        args.push_back(Join(keys, ","));
+      }
+      if (min_bytes_ > 0) {
+        args.push_back("--min-bytes");
+        args.push_back(std::to_string(std::llround(min_bytes_)));
+      }
       if (RunPythonScript(argv0_, "overlap", "bench/overlap_plot.py", args) !=
           0)
         rc = 1;
@@ -1173,6 +1736,10 @@ class Driver {
   const char* argv0_;
   Args a_;
   int ranks_ = 2;
+  int hosts_ = 0;          // emulated hosts; 0: shared memory
+  double rate_bits_ = 0;   // the cluster's link rate
+  double min_bytes_ = 0;   // the summary's smallest message
+  std::vector<long long> comm_bytes_;
   std::vector<std::string> configs_, collectives_;
   std::vector<long long> comm_us_, comp_us_;
   std::map<std::string, std::pair<std::string, std::string>>
@@ -1223,18 +1790,21 @@ int main(int argc, char** argv) {
                  "directory DIR for the CSVs, JSON and heat-maps (default "
                  "overlap-report in the current directory)");
   app.add_option("--libraries", a.libraries,
-                 "rondo and/or openmpi (default rondo; see --compare)");
+                 "rondo, openmpi and/or mpich (default rondo; see --compare)");
   app.add_flag("--compare", a.compare,
-               "comparison mode: the same grid with Open MPI too, in the same "
-               "invocation (skipped with a message when it is not installed), "
-               "side by side");
+               "comparison mode: the same grid with Open MPI and MPICH too, in "
+               "the same invocation (a library that is not installed is "
+               "skipped with a message), side by side");
   app.add_option("--configs", a.configs,
                  "default, basic, progress, dedicated and/or timer (default "
-                 "default,basic,progress,dedicated)");
+                 "default,basic,progress,dedicated; on the cluster "
+                 "default,basic,progress,timer)");
   app.add_option("--collectives", a.collectives,
                  "among ibcast,ireduce,iallreduce,iallgather,ialltoall "
-                 "(default all five)");
-  app.add_option("--ranks", a.ranks, "MPI ranks per job, 1..256 (default 2)");
+                 "(default all five; on the cluster all but ireduce)");
+  app.add_option("--ranks", a.ranks,
+                 "MPI ranks per job, 1..256 (default 2; with --cluster K, "
+                 "K)");
   app.add_option("--comm-us", a.comm_us,
                  "communication target times in microseconds (default "
                  "100,316,1000,3162,10000; --full: 500 .. 1000000)");
@@ -1268,6 +1838,30 @@ int main(int argc, char** argv) {
   app.add_flag("--cells", a.cells,
                "also print every cell of every job (they are always in the "
                "CSV and the JSON)");
+  app.add_option("--cluster", a.cluster,
+                 "0: shared memory on this machine (default); K: an emulated "
+                 "cluster of K hosts (bench/cluster, needs root and network "
+                 "namespaces), one rank per host, every library started by "
+                 "its own launcher; auto: 2 hosts when this machine can, "
+                 "else shared memory");
+  app.add_option("--rate", a.rate,
+                 "the emulated links' rate in tc units (default 1gbit); the "
+                 "communication targets follow from it");
+  app.add_option("--comm-bytes", a.comm_bytes,
+                 "message sizes (bytes per block) whose pure communication "
+                 "time is measured for every library (default on the "
+                 "cluster: 1048576,4194304; none in shared memory)");
+  app.add_option("--min-bytes", a.min_bytes,
+                 "the summary's smallest message (default 1 MiB on the "
+                 "cluster, 0 in shared memory)")
+      ->check(CLI::Range(0.0, 1e12));
+  app.add_option("--significance", a.significance,
+                 "a cell is significant when the 95% confidence interval "
+                 "of its overhead ratio is within +- this (default 0.25)")
+      ->check(CLI::Range(0.01, 100.0));
+  app.add_option("--mpirun-mpich", a.mpirun_mpich,
+                 "MPICH's mpirun (default /usr/bin/mpirun.mpich)");
+  app.add_flag("--inside-cluster", a.inside_cluster)->group("");
   // For tests: a stand-in program for a library (LIB=PATH).
   app.add_option("--program-override", a.program_override)->group("");
   try {
