@@ -11,6 +11,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "nmad/node.h"
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/coll.h"
 #include "nmad/mpi/internal/state.h"
@@ -146,11 +147,13 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
                           " (must be MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)");
   int color = MPI_UNDEFINED;
   if (split_type == MPI_COMM_TYPE_SHARED) {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
+    // The host as the placement exchange knows it (nmad/node.h): its name,
+    // and its network namespace when that is not the machine's first (the
+    // emulated hosts of bench/cluster share one name).
+    const std::string host = rondo::nmad::NodeKey();
     uint32_t h = 2166136261u;
-    for (char* p = host; *p; ++p) {
-      h ^= static_cast<uint8_t>(*p);
+    for (char ch : host) {
+      h ^= static_cast<uint8_t>(ch);
       h *= 16777619u;
     }
     color = static_cast<int>(h & 0x7fffffff);
