@@ -173,6 +173,7 @@ struct Args {
   double min_bytes = -1;           // < 0: 1 MiB on the cluster, else 0
   double significance = kSignificance;
   bool inside_cluster = false;     // hidden: run by cluster.sh run
+  std::string cluster_sh;          // hidden, for tests: cluster.sh's path
   std::string mpirun_mpich = "/usr/bin/mpirun.mpich";
   std::string comm_us, comp_us;  // empty: kDefaultTargets (--full: kFull...)
   int reps = 0;                  // 0: kDefaultReps (--full: kFullReps)
@@ -571,10 +572,14 @@ class Driver {
 
   // `cluster.sh check`: "" when this machine can emulate a cluster, else
   // the problems it names, on one line.
+  std::string ClusterSh(std::string* why) const {
+    if (!a_.cluster_sh.empty()) return a_.cluster_sh;
+    return FindExecutable(argv0_, "bench/cluster/cluster.sh", why);
+  }
+
   std::string ClusterProblems() const {
     std::string why;
-    const std::string sh =
-        FindExecutable(argv0_, "bench/cluster/cluster.sh", &why);
+    const std::string sh = ClusterSh(&why);
     if (sh.empty()) return "bench/cluster/cluster.sh not found (" + why + ")";
     FILE* p = popen((ShellQuote(sh) + " check 2>&1").c_str(), "r");
     if (p == nullptr) return "cannot run " + sh + " check";
@@ -620,6 +625,12 @@ class Driver {
                    " processors; an emulated host gets at least a quarter "
                    "of one)");
       hosts_ = static_cast<int>(k);
+      rate_bits_ = RateBits(a_.rate);
+      if (rate_bits_ < 1e6 || rate_bits_ > 1e12)
+        return Bad("--rate: '" + a_.rate +
+                   "' is not allowed; expected a link rate in tc's units "
+                   "between 1mbit and 1tbit, such as 1gbit or 250mbit (the "
+                   "communication targets follow from it)");
       if (!a_.inside_cluster) {
         const std::string problems = ClusterProblems();
         if (!problems.empty()) {
@@ -668,8 +679,7 @@ class Driver {
   // cluster, and removes it whatever happens (a failing job, Ctrl-C).
   int RunInCluster() {
     std::string why;
-    const std::string sh =
-        FindExecutable(argv0_, "bench/cluster/cluster.sh", &why);
+    const std::string sh = ClusterSh(&why);
     if (sh.empty()) {
       std::fprintf(stderr, "overlap: %s\n", why.c_str());
       return 1;
@@ -1862,6 +1872,7 @@ int main(int argc, char** argv) {
   app.add_option("--mpirun-mpich", a.mpirun_mpich,
                  "MPICH's mpirun (default /usr/bin/mpirun.mpich)");
   app.add_flag("--inside-cluster", a.inside_cluster)->group("");
+  app.add_option("--cluster-sh", a.cluster_sh)->group("");
   // For tests: a stand-in program for a library (LIB=PATH).
   app.add_option("--program-override", a.program_override)->group("");
   try {

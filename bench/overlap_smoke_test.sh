@@ -19,7 +19,9 @@ py=/usr/bin/python3
 
 # Bad arguments: status 2, a message naming the option, before any job.
 for bad in "--ranks 0" "--configs nonsense" "--collectives ibarrier" \
-           "--comm-us 0" "--libraries mpich" "--tolerance 5"; do
+           "--comm-us 0" "--libraries lam" "--tolerance 5" "--cluster 1" \
+           "--cluster two" "--cluster 100000" "--rate 5 --cluster 2" \
+           "--comm-bytes 7"; do
   set +e
   # shellcheck disable=SC2086
   "$dir/overlap" $bad --plot-dir "$tmp/bad" > "$tmp/bad.out" 2> "$tmp/bad.err"
@@ -37,11 +39,51 @@ for bad in "--ranks 0" "--configs nonsense" "--collectives ibarrier" \
 done
 [ ! -e "$tmp/bad" ] || { echo "a bad argument still made --plot-dir"; exit 1; }
 
-"$dir/overlap" --ranks 2 --libraries rondo --configs basic,dedicated \
+# A machine that cannot emulate a cluster (a stand-in cluster.sh whose check
+# fails as it does without root): --cluster 2 is refused, naming what is
+# missing, and nothing is created; --cluster auto says so in one line and
+# runs the shared-memory comparison (below).
+stub="$tmp/cluster-stub.sh"
+cat > "$stub" <<STUB
+#!/bin/sh
+if [ "\$1" = check ]; then
+  echo "cluster.sh check: this machine cannot run an emulated cluster:" >&2
+  echo "  - not root (uid 1000): namespaces, veth and tc need root" >&2
+  exit 1
+fi
+touch "$tmp/stub-called-\$1"
+exit 3
+STUB
+chmod +x "$stub"
+set +e
+"$dir/overlap" --cluster 2 --cluster-sh "$stub" --plot-dir "$tmp/refused" \
+  > "$tmp/refused.out" 2> "$tmp/refused.err"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "--cluster 2 without the capability: exit status $rc, expected 1"; cat "$tmp/refused.err"; exit 1; }
+grep -q "not root" "$tmp/refused.err" || { echo "the refusal does not name the missing capability"; cat "$tmp/refused.err"; exit 1; }
+[ ! -e "$tmp/refused" ] || { echo "a refused --cluster still made --plot-dir"; exit 1; }
+if ls "$tmp"/stub-called-* >/dev/null 2>&1; then
+  echo "a refused --cluster still ran cluster.sh: $(ls "$tmp"/stub-called-*)"; exit 1
+fi
+
+# The run: Rondo, and both peers named by --compare but not installed (their
+# launchers do not exist): they are skipped with a message and left out of
+# the tables.
+"$dir/overlap" --cluster auto --cluster-sh "$stub" --compare \
+  --mpirun "$tmp/no/mpirun" --mpirun-mpich "$tmp/no/mpirun.mpich" \
+  --ranks 2 --configs basic,dedicated \
   --collectives ibcast,iallreduce --comm-us 200,2000 --comp-us 200,2000 \
   --reps 3 --tolerance 1 --json "$tmp/o.json" --plot-dir "$tmp/plots" \
   > "$tmp/o.txt"
 cat "$tmp/o.txt"
+head -1 "$tmp/o.txt" | grep -q "^overlap: no emulated cluster here (not root" || {
+  echo "--cluster auto did not say in its first line why it runs in shared memory"; exit 1; }
+grep -q "^overlap: openmpi not run: .*no/mpirun not found" "$tmp/o.txt"
+grep -q "^overlap: mpich not run: .*no/mpirun.mpich not found" "$tmp/o.txt"
+if grep -Eq "^(openmpi|mpich):" "$tmp/o.txt"; then
+  echo "a library that is not installed appears in a table"; exit 1
+fi
 grep -q "^job 1/2: rondo basic" "$tmp/o.txt"
 grep -q "^job 2/2: rondo dedicated" "$tmp/o.txt"
 grep -q "^Summary" "$tmp/o.txt"
@@ -55,6 +97,9 @@ assert doc["benchmark"] == "overlap", doc.get("benchmark")
 assert doc["failed"] == [], doc["failed"]
 assert isinstance(doc["skipped"], list), doc["skipped"]
 assert "--configs basic,dedicated" in doc["command"], doc["command"]
+skipped = {(s["library"], s["config"]) for s in doc["skipped"]}
+assert {("openmpi", "all"), ("mpich", "all")} <= skipped, doc["skipped"]
+assert doc["machine"]["mode"] == "shared memory", doc["machine"]
 configs = {(c["library"], c["config"]): c for c in doc["configs"]}
 assert set(configs) == {("rondo", "basic"), ("rondo", "dedicated")}, configs
 assert configs[("rondo", "basic")]["env"] == {
@@ -92,6 +137,15 @@ for name in want:
         assert finite(r[k]), (name, k, r[k])
     for k in ("t_comm_ref_ns", "t_comp_ref_ns", "t_comp_ns"):
         assert finite(r[k]) and r[k] > 0, (name, k, r[k])
+    # The confidence interval brackets the ratio; significance follows
+    # from its width.
+    assert isinstance(r["significant"], bool), (name, r)
+    if r["ci_low"] is not None:
+        assert r["ci_low"] <= r["ci_high"], (name, r)
+        assert r["significant"] == ((r["ci_high"] - r["ci_low"]) / 2 <= 0.25), (name, r)
+    else:
+        assert not r["significant"], (name, r)
+    assert (r["diagnosis"] == "not significant") == (not r["significant"]), (name, r)
 # Within 100% every calibration should converge; one may still miss on a
 # busy 2-core machine (the cell is then invalid, as the paper marks it), but
 # not every one.
@@ -102,19 +156,43 @@ for cfg in ("basic", "dedicated"):
     assert r is not None, f"missing mpi_impact:rondo:{cfg}"
     assert finite(r["ratio"]) and r["ratio"] > 0, r
     assert finite(r["median_ns"]) and r["median_ns"] > 0, r
+    # Every rank's ratio, and the worst one among them.
+    ranks = {x["rank"]: x["ratio"] for x in r["ranks"]}
+    assert set(ranks) == {0, 1}, r
+    assert r["ratio_worst"] == max(ranks.values()), r
+    assert ranks[r["worst_rank"]] == r["ratio_worst"], r
+    # The summaries: per collective and all, from the significant diagonal
+    # cells only.
+    for coll in ("ibcast", "iallreduce", "all"):
+        s = cases.get(f"summary:rondo:{cfg}:{coll}")
+        assert s is not None, f"missing summary:rondo:{cfg}:{coll}"
+        used = [cases[n] for n in want if n.split(":")[2] == cfg
+                and (coll == "all" or n.split(":")[3] == coll)
+                and cases[n]["valid"] and cases[n]["significant"]
+                and max(int(n.split(":")[4]), int(n.split(":")[5]))
+                <= 3 * min(int(n.split(":")[4]), int(n.split(":")[5]))]
+        assert s["cells"] == len(used), (coll, s, len(used))
+        if used:
+            ratios = sorted(c["overhead_ratio"] for c in used)
+            k = len(ratios)
+            median = ratios[k // 2] if k % 2 else (ratios[k // 2 - 1] + ratios[k // 2]) / 2
+            assert abs(s["overhead_ratio"] - median) < 1e-9, (s, ratios)
+        else:
+            assert s["overhead_ratio"] is None, s
 
 with open(sys.argv[2]) as f:
     header = f.readline().rstrip("\n")
     assert header == ("library,config,collective,comm_target_us,"
                       "comp_target_us,comm_us,comp_us,measured_us,"
-                      "overhead_ratio,comm_ratio,comp_slowdown,valid"), header
+                      "overhead_ratio,comm_ratio,comp_slowdown,valid,"
+                      "bytes,significant,ci_low,ci_high"), header
     rows = list(csv.reader(f))
 assert len(rows) == len(want), len(rows)
 assert {(r[1], r[2], int(r[3]), int(r[4])) for r in rows} == {
     tuple(n.split(":")[2:4]) + (int(n.split(":")[4]), int(n.split(":")[5]))
     for n in want}, rows
 with open(sys.argv[3]) as f:
-    assert f.readline().rstrip("\n") == "library,config,ratio"
+    assert f.readline().rstrip("\n") == "library,config,ratio,ratio_worst,worst_rank"
     impact = list(csv.reader(f))
 assert sorted(r[1] for r in impact) == ["basic", "dedicated"], impact
 print(f"overlap_smoke_test: ok ({valid} of {len(want)} cells valid)")
