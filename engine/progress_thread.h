@@ -160,7 +160,9 @@ class ProgressThread {
   void SleepUntilWoken();
   // Sleeps in poll() on the wake-up sources and wake_fd_ if every source
   // arms; returns false (without sleeping) otherwise.
-  bool SleepOnSources();
+  // Sleeps on the wake-up sources' fds (and wake_fd_) for at most
+  // timeout_ns; false when they cannot be armed (nothing slept).
+  bool SleepOnSources(int64_t timeout_ns = int64_t{kMaxFdSleepMs} * 1000000);
 
   QueueTree& tree_;
   std::atomic<int>& sleepers_;
