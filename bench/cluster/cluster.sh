@@ -672,6 +672,10 @@ cmd_launch() {
       exit 127
     fi
   fi
+  # The directory without symlinks: Open MPI derives its install prefix
+  # from it, and refuses /bin/mpirun.openmpi (prefix "/", found first in
+  # Bazel's PATH=/bin:/usr/bin on a merged-/usr system).
+  launcher="$(cd "$(dirname "$launcher")" && pwd -P)/$(basename "$launcher")"
 
   local hostlist=() i
   for ((i = 0; i < hosts; ++i)); do hostlist+=("$SUBNET.$((i + 1)):$slots"); done
