@@ -10,21 +10,32 @@
 # namespace names under /run/netns, so no traffic can leak to the host's
 # network: the namespaces have no route out.
 #
-# Ranks are placed with rondo-run's --rank-wrapper "ip netns exec
-# PREFIX-{rank}" (`run` exports it as RONDO_RUN_RANK_WRAPPER) and use UCX
-# over TCP on rc0 (UCX_TLS=tcp UCX_NET_DEVICES=rc0).
+# Each host also has its own cores: a cpuset cgroup rondo-cluster-PREFIX-i
+# (as Slurm's task/cgroup gives a job), so that hwloc and every library
+# inside the host see only those cores. Where no cpuset cgroup can be made,
+# a host's processes get CPU affinity only (taskset).
+#
+# Ranks are placed with rondo-run's --rank-wrapper "cluster.sh exec {rank}
+# --prefix PREFIX --" (`run` exports it as RONDO_RUN_RANK_WRAPPER) and use
+# UCX over TCP on rc0 (UCX_TLS=tcp UCX_NET_DEVICES=rc0). Open MPI's and
+# MPICH's own launchers run inside host 0 (`launch`) and reach the other
+# hosts through `rsh`, a remote-shell agent in place of ssh.
 #
 #   cluster.sh check
-#   cluster.sh up K [--rate 1gbit] [--delay 0ms] [--prefix rondo]
+#   cluster.sh up K [--rate 1gbit] [--delay 0ms] [--prefix rondo] [--cpus-per-host N]
 #   cluster.sh down [--prefix rondo]
-#   cluster.sh run K [--rate R] [--delay D] [--prefix P] -- COMMAND...
+#   cluster.sh run K [--rate R] [--delay D] [--prefix P] [--cpus-per-host N] -- COMMAND...
 #   cluster.sh exec I [--prefix P] -- COMMAND...
+#   cluster.sh rsh [OPTIONS...] HOST COMMAND...
+#   cluster.sh launch openmpi|mpich [--prefix P] [--hosts N] [--slots S] -- LAUNCHER_ARGS...
 #   cluster.sh show [--prefix P]
 #   cluster.sh measure [--pairs N] [--bytes B] [--prefix P]
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 
 readonly PROG=cluster.sh
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+readonly SELF              # this script's absolute path (CLUSTER_SH, agents)
 readonly IFACE=rc0         # every host's interface (same name in every host)
 readonly SUBNET=10.77.0    # host i is $SUBNET.(i+1)/24
 readonly MAX_HOSTS=250
@@ -39,6 +50,13 @@ readonly TBF_LATENCY=${CLUSTER_TBF_LATENCY:-10ms}
 # The bucket: at least one TSO/GSO super-packet (64 KiB + headers) so that
 # tbf never has to segment, and at least 1 ms of traffic at the rate.
 readonly TBF_MIN_BURST=$((96 * 1024))
+# Host i's cpuset cgroup is $CGROUP_PREFIX-PREFIX-i, directly under the
+# cpuset hierarchy's root.
+readonly CGROUP_PREFIX=rondo-cluster
+# $STATE_DIR/PREFIX.cpus: line i+1 holds host i's cores (a cpu list as
+# taskset -c takes it). exec and rsh pin with it when the cluster has no
+# cgroups; down removes it.
+readonly STATE_DIR=/run/rondo-cluster
 
 die() {
   echo "$PROG: $*" >&2
@@ -49,21 +67,35 @@ usage() {
   cat >&2 <<EOF
 Usage:
   $PROG check                      can this machine emulate a cluster?
-  $PROG up K [--rate R] [--delay D] [--prefix P]
+  $PROG up K [--rate R] [--delay D] [--prefix P] [--cpus-per-host N]
                                    create K hosts P-0..P-(K-1) and switch P-sw
   $PROG down [--prefix P]          remove them (safe to repeat)
-  $PROG run K [--rate R] [--delay D] [--prefix P] -- COMMAND...
+  $PROG run K [--rate R] [--delay D] [--prefix P] [--cpus-per-host N] -- COMMAND...
                                    up, run COMMAND (ranks placed by rondo-run
                                    through RONDO_RUN_RANK_WRAPPER), down;
                                    exits with COMMAND's status
   $PROG exec I [--prefix P] -- COMMAND...
-                                   run COMMAND inside host I
-  $PROG show [--prefix P]          addresses, qdiscs and counters
+                                   run COMMAND inside host I (its namespace
+                                   and its cores), keeping the pid
+  $PROG rsh [OPTIONS...] HOST COMMAND...
+                                   remote-shell agent (for Open MPI's
+                                   plm_rsh_agent, MPICH's -launcher-exec):
+                                   runs 'sh -c COMMAND' inside HOST (an address
+                                   10.77.0.(i+1), a name P-i or an index i) of
+                                   the cluster \$CLUSTER_PREFIX (default
+                                   $DEFAULT_PREFIX); leading options are ignored
+  $PROG launch openmpi|mpich [--prefix P] [--hosts N] [--slots S] -- LAUNCHER_ARGS...
+                                   the MPI's own launcher inside host 0, over
+                                   the first N hosts (default all) with S slots
+                                   each (default 1); exits with its status
+  $PROG show [--prefix P]          addresses, cores, qdiscs and counters
   $PROG measure [--pairs N] [--bytes B] [--prefix P]
                                    N concurrent TCP flows host 2p -> 2p+1
 Defaults: --rate $DEFAULT_RATE (tc units: kbit, mbit, gbit, ...; 'off' = no
 limit), --delay 0ms (one-way, us/ms/s; needs sch_netem), --prefix
-$DEFAULT_PREFIX (a lowercase letter, then up to 11 lowercase letters or digits).
+$DEFAULT_PREFIX (a lowercase letter, then up to 11 lowercase letters or digits),
+--cpus-per-host max(1, online CPUs / K) (host i gets cores i*N..i*N+N-1,
+modulo the online CPUs).
 EOF
   exit 2
 }
@@ -101,6 +133,199 @@ delay_us() {
     m["us"] = 1; m["ms"] = 1e3; m["s"] = 1e6; printf "%.0f\n", n * m[u] }'
 }
 
+# ---- cores: a cpuset cgroup per host ----
+
+# The online CPUs, one number per line (/sys/devices/system/cpu/online,
+# e.g. "0-3,6").
+online_cpus() {
+  local list r
+  list=$(cat /sys/devices/system/cpu/online 2>/dev/null) ||
+    list="0-$(($(getconf _NPROCESSORS_ONLN) - 1))"
+  local -a parts
+  IFS=, read -ra parts <<<"$list"
+  for r in "${parts[@]}"; do
+    if [[ $r == *-* ]]; then seq "${r%-*}" "${r#*-}"; else echo "$r"; fi
+  done
+}
+
+# CPU numbers on stdin -> a cpu list as the kernel prints it ("0-2,5").
+compress_cpus() {
+  sort -n -u | awk '
+    NR == 1 { s = p = $1; next }
+    $1 == p + 1 { p = $1; next }
+    { out = out sep (s == p ? s : s "-" p); sep = ","; s = p = $1 }
+    END { if (NR) out = out sep (s == p ? s : s "-" p); print out }'
+}
+
+# Checks --cpus-per-host (CPUS_PER_HOST, empty = the default) against the
+# online CPUs and the host count K; sets CPUS_PER_HOST and HOST_CPUS[i],
+# host i's cores: online[(i*N + j) mod ncpus] for j < N.
+plan_cpus() {
+  local k=$1 i j
+  local -a online
+  mapfile -t online < <(online_cpus)
+  local ncpus=${#online[@]}
+  if [[ -z $CPUS_PER_HOST ]]; then
+    CPUS_PER_HOST=$((ncpus / k))
+    ((CPUS_PER_HOST >= 1)) || CPUS_PER_HOST=1
+  fi
+  HOST_CPUS=()
+  for ((i = 0; i < k; ++i)); do
+    HOST_CPUS+=("$(for ((j = 0; j < CPUS_PER_HOST; ++j)); do
+      echo "${online[(i * CPUS_PER_HOST + j) % ncpus]}"
+    done | compress_cpus)")
+  done
+  NCPUS=$ncpus
+}
+
+check_cpus_per_host() {
+  local ncpus
+  ncpus=$(online_cpus | wc -l)
+  [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 1 && $1 <= ncpus)) ||
+    die "invalid --cpus-per-host '$1'; allowed: 1..$ncpus (the online CPUs)"
+}
+
+# Prints "v1 DIR" (cgroup v1, the hierarchy with the cpuset controller) or
+# "v2 DIR" (the cgroup2 root, when its controllers include cpuset), or
+# nothing.
+cpuset_hierarchy() {
+  local dev dir type opts rest
+  while read -r dev dir type opts rest; do
+    if [[ $type == cgroup && ,$opts, == *,cpuset,* ]]; then
+      echo "v1 $dir"
+      return
+    fi
+  done </proc/mounts
+  while read -r dev dir type opts rest; do
+    if [[ $type == cgroup2 ]] && grep -qw cpuset "$dir/cgroup.controllers" 2>/dev/null; then
+      echo "v2 $dir"
+      return
+    fi
+  done </proc/mounts
+}
+
+# put FILE VALUE: writes VALUE to a cgroup file; fails with the kernel's
+# reason on stderr.
+put() {
+  printf '%s\n' "$2" >"$1"
+}
+
+# make_cgroup VERSION HIERARCHY NAME CPUS: creates a cpuset cgroup; on
+# failure removes it, prints why and fails. Needs no process inside.
+make_cgroup() {
+  local v=$1 dir=$2 name=$3 cpus=$4 cg="$2/$3" mems out
+  if [[ $v == v2 ]] && ! grep -qw cpuset "$dir/cgroup.subtree_control" 2>/dev/null; then
+    out=$(put "$dir/cgroup.subtree_control" +cpuset 2>&1) ||
+      { echo "cannot enable the cpuset controller in $dir: ${out:-no reason}"; return 1; }
+  fi
+  if [[ $v == v1 ]]; then
+    mems=$(cat "$dir/cpuset.mems" 2>/dev/null)
+  else
+    mems=$(cat "$dir/cpuset.mems.effective" 2>/dev/null)
+  fi
+  [[ -n $mems ]] || { echo "cannot read the memory nodes of $dir"; return 1; }
+  out=$(mkdir "$cg" 2>&1) || { echo "cannot create $cg: $out"; return 1; }
+  if ! out=$(put "$cg/cpuset.cpus" "$cpus" 2>&1) ||
+    ! out=$(put "$cg/cpuset.mems" "$mems" 2>&1); then
+    rmdir "$cg" 2>/dev/null || true
+    echo "cannot set $cg's cores to $cpus (memory nodes $mems): ${out:-no reason}"
+    return 1
+  fi
+}
+
+# The cgroup directory of host I of PREFIX, if it exists.
+host_cgroup() {
+  local v dir
+  read -r v dir <<<"$(cpuset_hierarchy)"
+  [[ -n $dir && -d $dir/$CGROUP_PREFIX-$1-$2 ]] && echo "$dir/$CGROUP_PREFIX-$1-$2"
+  return 0
+}
+
+# Gives each host of the cluster its cores (HOST_CPUS): a cpuset cgroup
+# per host, or, when none can be made (or CLUSTER_NO_CGROUP=1, for the
+# test), CPU affinity only. Writes the state file. Sets CPU_MODE.
+setup_cpus() {
+  local prefix=$1 k=$2 v dir i why=
+  read -r v dir <<<"$(cpuset_hierarchy)"
+  if [[ ${CLUSTER_NO_CGROUP:-} == 1 ]]; then
+    why="CLUSTER_NO_CGROUP=1"
+  elif [[ -z $dir ]]; then
+    why="no cgroup hierarchy with the cpuset controller is mounted"
+  else
+    for ((i = 0; i < k; ++i)); do
+      why=$(make_cgroup "$v" "$dir" "$CGROUP_PREFIX-$prefix-$i" "${HOST_CPUS[i]}") || break
+      why=
+    done
+    if [[ -n $why ]]; then
+      remove_cgroups "$prefix" >/dev/null 2>&1 || true
+    fi
+  fi
+  mkdir -p "$STATE_DIR"
+  printf '%s\n' "${HOST_CPUS[@]}" >"$STATE_DIR/$prefix.cpus"
+  if [[ -n $why ]]; then
+    CPU_MODE="CPU affinity only"
+    echo "$PROG: warning: no cpuset cgroup ($why); the hosts get CPU affinity only (taskset), so libraries (hwloc, MPI) will see the whole machine" >&2
+  else
+    CPU_MODE="cpuset cgroups $CGROUP_PREFIX-$prefix-* ($v)"
+  fi
+  if ((k * CPUS_PER_HOST > NCPUS)); then
+    echo "$PROG: note: $k hosts x $CPUS_PER_HOST cores > $NCPUS online CPUs: hosts share cores (host by host: $(IFS=';'; echo "${HOST_CPUS[*]}"))" >&2
+  fi
+}
+
+# enter_host PREFIX I PID: puts process PID into host I's cgroup, and sets
+# INTO=(the command words that run a command inside host I). When the
+# cluster has no cgroups, also sets PIN=(taskset -c CPUS). The caller runs
+# "${PIN[@]}" "${INTO[@]}" COMMAND...; every word execs the next, so the
+# command keeps the caller's pid.
+#
+# Inside host I: its network namespace, and a UTS namespace of its own
+# whose hostname is PREFIX-I. The hosts must not share a name: Open MPI
+# names its session directory after the host (its daemons on two hosts
+# would share files, and one crashed on another's topology file), and MPI
+# libraries, Rondo's included, take ranks with the same host name for
+# ranks of one node (MPI_COMM_TYPE_SHARED, local ranks).
+enter_host() {
+  local prefix=$1 i=$2 pid=$3 cg out cpus
+  PIN=()
+  # shellcheck disable=SC2016
+  INTO=(ip netns exec "$prefix-$i" unshare --uts --
+    sh -c 'echo "$0" >/proc/sys/kernel/hostname && exec "$@"' "$prefix-$i")
+  cg=$(host_cgroup "$prefix" "$i")
+  if [[ -n $cg ]]; then
+    out=$(put "$cg/cgroup.procs" "$pid" 2>&1) ||
+      die "cannot move pid $pid into host $prefix-$i's cgroup $cg: ${out:-no reason}"
+    return 0
+  fi
+  cpus=$(sed -n "$((i + 1))p" "$STATE_DIR/$prefix.cpus" 2>/dev/null || true)
+  [[ -z $cpus ]] || PIN=(taskset -c "$cpus")
+}
+
+# Removes the cgroups of a prefix (after killing what is still inside,
+# bounded) and its state file; fails if a cgroup stays.
+remove_cgroups() {
+  local prefix=$1 v dir cg pids deadline rc=0
+  read -r v dir <<<"$(cpuset_hierarchy)"
+  if [[ -n $dir ]]; then
+    for cg in "$dir/$CGROUP_PREFIX-$prefix-"*; do
+      [[ -d $cg && ${cg##*/} =~ ^$CGROUP_PREFIX-$prefix-[0-9]+$ ]] || continue
+      deadline=$((SECONDS + 10))
+      while pids=$(grep -vx -e "$$" -e "$BASHPID" "$cg/cgroup.procs" 2>/dev/null) && [[ -n $pids ]]; do
+        # shellcheck disable=SC2086
+        kill -KILL $pids 2>/dev/null || true
+        ((SECONDS < deadline)) || break
+        sleep 0.05  # a bounded poll until the killed processes have exited
+      done
+      if ! rmdir "$cg" 2>/dev/null; then
+        echo "$PROG: error: cannot remove cgroup $cg (processes: $(tr '\n' ' ' <"$cg/cgroup.procs" 2>/dev/null))" >&2
+        rc=1
+      fi
+    done
+  fi
+  rm -f "$STATE_DIR/$prefix.cpus"
+  return $rc
+}
+
 # ---- namespaces ----
 
 # The namespaces of a prefix, one per line (switch last).
@@ -112,9 +337,10 @@ cluster_namespaces() {
 }
 
 # Removes every namespace of the prefix, after killing the processes still
-# inside (they would keep the namespace, and its links, alive unnamed).
+# inside (they would keep the namespace, and its links, alive unnamed), then
+# the hosts' cgroups (also when the namespaces are gone already).
 teardown() {
-  local prefix=$1 ns pids
+  local prefix=$1 ns pids rc=0
   for ns in $(cluster_namespaces "$prefix"); do
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
     # shellcheck disable=SC2086
@@ -124,8 +350,10 @@ teardown() {
   done
   if [[ -n $(cluster_namespaces "$prefix") ]]; then
     echo "$PROG: error: namespaces left behind: $(cluster_namespaces "$prefix" | tr '\n' ' ')" >&2
-    return 1
+    rc=1
   fi
+  remove_cgroups "$prefix" || rc=1
+  return $rc
 }
 
 # step "what" command...: runs the command; on failure names the step and
@@ -206,21 +434,32 @@ build_cluster() {
 # Parses [--rate R] [--delay D] [--prefix P] into RATE, BURST, DELAY_US,
 # PREFIX; leaves the remaining arguments in REST.
 parse_options() {
-  RATE=$DEFAULT_RATE DELAY=0ms PREFIX=$DEFAULT_PREFIX REST=()
+  RATE=$DEFAULT_RATE DELAY=0ms PREFIX=$DEFAULT_PREFIX REST=() CPUS_PER_HOST=
+  local cpus_given=0
   while (($#)); do
     case $1 in
       --rate) (($# >= 2)) || die "--rate needs a value"; RATE=$2; shift 2 ;;
       --delay) (($# >= 2)) || die "--delay needs a value"; DELAY=$2; shift 2 ;;
       --prefix) (($# >= 2)) || die "--prefix needs a value"; PREFIX=$2; shift 2 ;;
+      --cpus-per-host)
+        (($# >= 2)) || die "--cpus-per-host needs a value"
+        CPUS_PER_HOST=$2 cpus_given=1
+        shift 2
+        ;;
       --rate=*) RATE=${1#*=}; shift ;;
       --delay=*) DELAY=${1#*=}; shift ;;
       --prefix=*) PREFIX=${1#*=}; shift ;;
+      --cpus-per-host=*) CPUS_PER_HOST=${1#*=} cpus_given=1; shift ;;
       --) REST=("$@"); break ;;
-      -*) die "unknown option '$1'; allowed: --rate, --delay, --prefix" ;;
+      -*) die "unknown option '$1'; allowed: --rate, --delay, --prefix, --cpus-per-host" ;;
       *) REST=("$@"); break ;;
     esac
   done
   check_prefix "$PREFIX"
+  if ((cpus_given)); then
+    [[ $CMD == up || $CMD == run ]] || die "$CMD: --cpus-per-host is an option of up and run only"
+    check_cpus_per_host "$CPUS_PER_HOST"
+  fi
   RATE=${RATE,,}
   if [[ $RATE != off ]]; then
     local bits
@@ -261,14 +500,17 @@ cmd_up() {
   fi
   [[ -z $(cluster_namespaces "$PREFIX") ]] ||
     die "a cluster with prefix '$PREFIX' exists already ($(cluster_namespaces "$PREFIX" | tr '\n' ' ')); remove it with '$PROG down --prefix $PREFIX'"
+  check_no_cgroups "$PREFIX"
+  plan_cpus "$k"
   UP_PREFIX=$PREFIX
   trap 'on_up_exit' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
   build_cluster "$PREFIX" "$k" "$DELAY_US"
+  setup_cpus "$PREFIX" "$k"
   UP_PREFIX=
   trap - EXIT INT TERM
-  echo "$PROG: up: $k hosts $PREFIX-0..$PREFIX-$((k - 1)) ($SUBNET.1..$SUBNET.$k on $IFACE), switch $PREFIX-sw, rate $RATE, delay $DELAY"
+  echo "$PROG: up: $k hosts $PREFIX-0..$PREFIX-$((k - 1)) ($SUBNET.1..$SUBNET.$k on $IFACE), switch $PREFIX-sw, rate $RATE, delay $DELAY, cores per host: $CPUS_PER_HOST ($(IFS=';'; echo "${HOST_CPUS[*]}"); $CPU_MODE)"
 }
 
 on_up_exit() {
@@ -300,15 +542,236 @@ cmd_exec() {
   need_root exec
   ip netns list | awk '{print $1}' | grep -qFx "$PREFIX-$i" ||
     die "exec: host $PREFIX-$i does not exist (hosts: $(cluster_namespaces "$PREFIX" | grep -v -- -sw | tr '\n' ' '))"
-  exec ip netns exec "$PREFIX-$i" "${REST[@]}"
+  enter_host "$PREFIX" "$i" $$
+  exec "${PIN[@]}" "${INTO[@]}" "${REST[@]}"
+}
+
+# Dies if cgroups of the prefix are left (by a cluster that was not taken
+# down); `down` removes them.
+check_no_cgroups() {
+  local v dir left
+  read -r v dir <<<"$(cpuset_hierarchy)"
+  [[ -n $dir ]] || return 0
+  left=$(find "$dir" -maxdepth 1 -type d -regex ".*/$CGROUP_PREFIX-$1-[0-9]+" -printf '%f ' 2>/dev/null || true)
+  [[ -z $left ]] ||
+    die "cgroups of prefix '$1' exist already ($left); remove them with '$PROG down --prefix $1'"
+}
+
+# A word for rondo-run's --rank-wrapper: as is when it has no character
+# that the splitter treats specially, else single-quoted.
+wrapper_word() {
+  if [[ $1 =~ ^[A-Za-z0-9_./+=:@%,-]+$ ]]; then
+    printf '%s' "$1"
+  else
+    printf "'%s'" "${1//\'/\'\\\'\'}"
+  fi
+}
+
+# The number of hosts of a running cluster (0: none).
+host_count() {
+  cluster_namespaces "$1" | grep -c -E -- "-[0-9]+\$" || true
+}
+
+# rsh [OPTIONS...] HOST COMMAND...: the remote-shell agent. Like ssh, it
+# joins the command's words with spaces and runs them with `sh -c` on the
+# host (its namespace and cores), and fails with 255 when the host cannot
+# be reached. Unlike ssh, the command inherits this process's environment
+# and working directory (one machine), which is how the caller's variables
+# reach Open MPI's daemons and so the ranks.
+rsh_die() {
+  echo "$PROG rsh: $*" >&2
+  exit 255
+}
+
+cmd_rsh() {
+  local prefix=${CLUSTER_PREFIX:-$DEFAULT_PREFIX}
+  while (($#)) && [[ $1 == -* ]]; do
+    case $1 in
+      --prefix) (($# >= 2)) || rsh_die "--prefix needs a value"; prefix=$2; shift 2 ;;
+      --prefix=*) prefix=${1#*=}; shift ;;
+      *) shift ;;  # an ssh option (Hydra passes -x): ignored
+    esac
+  done
+  [[ $prefix =~ ^[a-z][a-z0-9]{0,11}$ ]] ||
+    rsh_die "invalid prefix '$prefix' (from --prefix or CLUSTER_PREFIX); allowed: a lowercase letter, then up to 11 lowercase letters or digits"
+  (($#)) || rsh_die "no host given; usage: $PROG rsh [OPTIONS...] HOST COMMAND..."
+  local host=$1
+  shift
+  (($#)) || rsh_die "no command given for host '$host' (an interactive login is not supported)"
+  (($(id -u) == 0)) || rsh_die "needs root (to enter the hosts' namespaces)"
+  local i='' addr_re="^${SUBNET//./\\.}\\.([0-9]{1,3})\$"
+  if [[ $host =~ $addr_re ]] && ((10#${BASH_REMATCH[1]} >= 1)); then
+    i=$((10#${BASH_REMATCH[1]} - 1))
+  elif [[ $host =~ ^$prefix-([0-9]{1,3})$ || $host =~ ^([0-9]{1,3})$ ]]; then
+    i=$((10#${BASH_REMATCH[1]}))
+  fi
+  local k
+  k=$(host_count "$prefix")
+  ((k > 0)) || rsh_die "unknown host '$host': no cluster with prefix '$prefix' is up (CLUSTER_PREFIX or --prefix names it)"
+  if [[ -z $i ]] || ((i >= k)); then
+    local known=() j
+    for ((j = 0; j < k; ++j)); do known+=("$SUBNET.$((j + 1)) ($prefix-$j)"); done
+    rsh_die "unknown host '$host'; the hosts of cluster '$prefix' are: $(IFS=,; k2="${known[*]}"; echo "${k2//,/, }") (or their index 0..$((k - 1)))"
+  fi
+  ip netns list | awk '{print $1}' | grep -qFx "$prefix-$i" ||
+    rsh_die "host $prefix-$i is missing from cluster '$prefix'"
+  enter_host "$prefix" "$i" $$
+  exec "${PIN[@]}" "${INTO[@]}" sh -c "$*"
+}
+
+# launch openmpi|mpich [--prefix P] [--hosts N] [--slots S] -- ARGS...:
+# the MPI's own launcher, run inside host 0 (namespace and cores), with the
+# options that make it start its daemons (Open MPI's orted, MPICH's
+# hydra_pmi_proxy) through `rsh` on the first N hosts and use rc0.
+cmd_launch() {
+  (($#)) || usage
+  local mpi=$1
+  shift
+  [[ $mpi == openmpi || $mpi == mpich ]] || die "launch: unknown MPI '$mpi'; allowed: openmpi, mpich"
+  local prefix=${CLUSTER_PREFIX:-$DEFAULT_PREFIX} hosts='' slots=1
+  while (($#)); do
+    case $1 in
+      --prefix) (($# >= 2)) || die "--prefix needs a value"; prefix=$2; shift 2 ;;
+      --hosts) (($# >= 2)) || die "--hosts needs a value"; hosts=$2; shift 2 ;;
+      --slots) (($# >= 2)) || die "--slots needs a value"; slots=$2; shift 2 ;;
+      --prefix=*) prefix=${1#*=}; shift ;;
+      --hosts=*) hosts=${1#*=}; shift ;;
+      --slots=*) slots=${1#*=}; shift ;;
+      --) shift; break ;;
+      *) die "launch: unknown option '$1'; allowed: --prefix, --hosts, --slots, then -- and the launcher's arguments" ;;
+    esac
+  done
+  (($#)) || die "launch: no launcher arguments given (e.g. '$PROG launch $mpi -- -n 2 PROGRAM')"
+  check_prefix "$prefix"
+  [[ $slots =~ ^[0-9]+$ ]] && ((slots >= 1 && slots <= 1024)) ||
+    die "invalid --slots '$slots'; allowed: 1..1024"
+  need_root launch
+  local k
+  k=$(host_count "$prefix")
+  ((k > 0)) ||
+    die "launch: no cluster with prefix '$prefix' is up; start one with '$PROG up K --prefix $prefix', or launch from the command of '$PROG run K --prefix $prefix -- ...'"
+  [[ -n $hosts ]] || hosts=$k
+  [[ $hosts =~ ^[0-9]+$ ]] && ((hosts >= 1 && hosts <= k)) ||
+    die "invalid --hosts '$hosts'; allowed: 1..$k (the hosts of cluster '$prefix')"
+  # The launcher: Debian's name for it (found in PATH, then /usr/bin), or
+  # CLUSTER_MPIRUN_OPENMPI / CLUSTER_MPIRUN_MPICH (e.g. another install).
+  local name=mpirun.$mpi package=openmpi-bin var=CLUSTER_MPIRUN_OPENMPI launcher
+  if [[ $mpi == mpich ]]; then
+    package="mpich (and libmpich-dev for mpicc.mpich)" var=CLUSTER_MPIRUN_MPICH
+  fi
+  launcher=${!var:-}
+  if [[ -n $launcher ]]; then
+    if [[ ! -x $launcher || -d $launcher ]]; then
+      echo "$PROG: launch $mpi: $var='$launcher' is not an executable file" >&2
+      exit 127
+    fi
+  else
+    launcher=$(PATH="$PATH:/usr/bin" command -v "$name" || true)
+    if [[ -z $launcher ]]; then
+      echo "$PROG: launch $mpi: $name not found; install the Debian package $package" >&2
+      exit 127
+    fi
+  fi
+  # The directory without symlinks: Open MPI derives its install prefix
+  # from it, and refuses /bin/mpirun.openmpi (prefix "/", found first in
+  # Bazel's PATH=/bin:/usr/bin on a merged-/usr system).
+  launcher="$(cd "$(dirname "$launcher")" && pwd -P)/$(basename "$launcher")"
+
+  local hostlist=() i
+  for ((i = 0; i < hosts; ++i)); do hostlist+=("$SUBNET.$((i + 1)):$slots"); done
+  # Open MPI's session directory (and MPICH's agent script) in a fresh
+  # directory, as bench/jobs.cc does for local jobs: concurrent jobs must not
+  # share a session directory. Short, for the sockets' sun_path.
+  LAUNCH_DIR=$(mktemp -d /tmp/rondo-cluster-launch.XXXXXX) || die "launch: mktemp failed"
+  LAUNCH_CHILD=
+  trap 'on_launch_exit' EXIT
+  trap 'on_launch_signal INT 130' INT
+  trap 'on_launch_signal TERM 143' TERM
+  trap 'on_launch_signal HUP 129' HUP
+  # The ranks use UCX over TCP on the hosts' interface: without it UCX sees
+  # one machine and uses shared memory between the emulated hosts. A
+  # caller's UCX_TLS is kept (it must not name a shared-memory transport).
+  export UCX_TLS=${UCX_TLS:-tcp,self} UCX_NET_DEVICES=$IFACE CLUSTER_PREFIX=$prefix
+  # A rondo-run rank's own bootstrap must not leak into the job.
+  unset RONDO_RUN_SOCKET RONDO_RUN_KEY RONDO_RANK RONDO_SIZE
+  local agent cmd=()
+  if [[ $mpi == openmpi || $SELF =~ [[:space:]:] ]]; then
+    # Open MPI takes "PATH ARGS" (split at blanks; ':' separates alternatives).
+    agent="$SELF rsh"
+  fi
+  if [[ $mpi == mpich || $SELF =~ [[:space:]:] ]]; then
+    # Hydra's -launcher-exec is one executable: a tiny agent script.
+    agent=$LAUNCH_DIR/rsh
+    printf '#!/bin/sh\nCLUSTER_PREFIX=%s exec %s rsh "$@"\n' "$prefix" "'${SELF//\'/\'\\\'\'}'" >"$agent"
+    chmod +x "$agent"
+  fi
+  if [[ $mpi == openmpi ]]; then
+    export TMPDIR=$LAUNCH_DIR OMPI_MCA_orte_tmpdir_base=$LAUNCH_DIR HOME=${HOME:-$LAUNCH_DIR}
+    # shellcheck disable=SC2054  # the commas are the MCA values' own
+    cmd=("$launcher" --allow-run-as-root --host "$(IFS=,; echo "${hostlist[*]}")"
+      --mca plm rsh --mca plm_rsh_agent "$agent" --mca routed direct
+      --mca oob_tcp_if_include "$IFACE" --mca btl tcp,self --mca btl_tcp_if_include "$IFACE"
+      --bind-to none -x UCX_TLS -x UCX_NET_DEVICES "$@")
+  else
+    cmd=("$launcher" -launcher ssh -launcher-exec "$agent" -hosts "$(IFS=,; echo "${hostlist[*]}")"
+      -iface "$IFACE" -genv UCX_TLS "$UCX_TLS" -genv UCX_NET_DEVICES "$IFACE" "$@")
+  fi
+  # In the background (with the caller's stdin) so that a signal to this
+  # script can be forwarded to the launcher, which then stops its job.
+  (
+    enter_host "$prefix" 0 "$BASHPID"
+    exec "${PIN[@]}" "${INTO[@]}" "${cmd[@]}"
+  ) <&0 &
+  LAUNCH_CHILD=$!
+  local status
+  set +e
+  wait "$LAUNCH_CHILD"
+  status=$?
+  set -e
+  LAUNCH_CHILD=
+  exit "$status"
+}
+
+on_launch_signal() {
+  local sig=$1 code=$2
+  trap '' INT TERM HUP
+  if [[ -n ${LAUNCH_CHILD:-} ]]; then
+    kill -"$sig" "$LAUNCH_CHILD" 2>/dev/null || true
+    if ! timeout 10 tail --pid="$LAUNCH_CHILD" -f /dev/null; then
+      echo "$PROG: launch: the launcher is still running 10 s after SIG$sig; killing it" >&2
+      kill -KILL "$LAUNCH_CHILD" 2>/dev/null || true
+    fi
+    wait "$LAUNCH_CHILD" 2>/dev/null || true
+    LAUNCH_CHILD=
+  fi
+  exit "$code"
+}
+
+on_launch_exit() {
+  local rc=$?
+  if [[ -n ${LAUNCH_CHILD:-} ]]; then
+    kill -KILL "$LAUNCH_CHILD" 2>/dev/null || true
+    wait "$LAUNCH_CHILD" 2>/dev/null || true
+  fi
+  [[ -z ${LAUNCH_DIR:-} ]] || rm -rf "$LAUNCH_DIR"
+  exit $rc
 }
 
 cmd_show() {
   parse_options "$@"
   ((${#REST[@]} == 0)) || die "show: unexpected argument '${REST[0]}'"
-  local ns dev
+  local ns dev cg cpus
   for ns in $(cluster_namespaces "$PREFIX"); do
     echo "== $ns"
+    if [[ $ns != *-sw ]]; then
+      cg=$(host_cgroup "$PREFIX" "${ns##*-}")
+      if [[ -n $cg ]]; then
+        echo "  cores: $(cat "$cg/cpuset.cpus") (cgroup $cg)"
+      else
+        cpus=$(sed -n "$((${ns##*-} + 1))p" "$STATE_DIR/$PREFIX.cpus" 2>/dev/null || true)
+        echo "  cores: ${cpus:-all} (CPU affinity only)"
+      fi
+    fi
     for dev in $(ip -n "$ns" -o link show | awk -F': ' '{sub(/@.*/, "", $2); print $2}'); do
       [[ $dev != lo ]] || continue
       echo "  $dev: $(ip -n "$ns" -4 -o addr show dev "$dev" | awk '{printf "%s ", $4}')$(
@@ -395,21 +858,26 @@ cmd_run() {
   fi
   [[ -z $(cluster_namespaces "$PREFIX") ]] ||
     die "a cluster with prefix '$PREFIX' exists already; remove it with '$PROG down --prefix $PREFIX'"
+  check_no_cgroups "$PREFIX"
+  plan_cpus "$k"
   RUN_PREFIX=$PREFIX RUN_CHILD=
   trap 'on_run_exit' EXIT
   trap 'on_run_signal INT 130' INT
   trap 'on_run_signal TERM 143' TERM
   trap 'on_run_signal HUP 129' HUP
   build_cluster "$PREFIX" "$k" "$DELAY_US"
-  echo "$PROG: run: $k hosts $PREFIX-0..$PREFIX-$((k - 1)), rate $RATE, delay $DELAY" >&2
+  setup_cpus "$PREFIX" "$k"
+  echo "$PROG: run: $k hosts $PREFIX-0..$PREFIX-$((k - 1)), rate $RATE, delay $DELAY, cores per host: $CPUS_PER_HOST ($(IFS=';'; echo "${HOST_CPUS[*]}"); $CPU_MODE)" >&2
 
   local addrs=() i
   for ((i = 0; i < k; ++i)); do addrs+=("$SUBNET.$((i + 1))"); done
   export CLUSTER_PREFIX=$PREFIX CLUSTER_HOSTS=$k CLUSTER_IFACE=$IFACE
   export CLUSTER_ADDRS="${addrs[*]}" CLUSTER_RATE=$RATE CLUSTER_DELAY=$DELAY
-  local ip_path
-  ip_path=$(command -v ip)
-  export RONDO_RUN_RANK_WRAPPER="$ip_path netns exec $PREFIX-{rank}"
+  CLUSTER_HOST_CPUS=$(IFS=';'; echo "${HOST_CPUS[*]}")
+  export CLUSTER_HOST_CPUS CLUSTER_SH=$SELF
+  # rondo-run splits the wrapper as sh does (quotes, no expansion).
+  RONDO_RUN_RANK_WRAPPER="$(wrapper_word "$SELF") exec {rank} --prefix $PREFIX --"
+  export RONDO_RUN_RANK_WRAPPER
   export UCX_TLS=tcp UCX_NET_DEVICES=$IFACE
 
   set -m
@@ -463,7 +931,7 @@ cmd_check() {
     echo "ok: root"
   fi
   local tool
-  for tool in ip tc awk timeout tail; do
+  for tool in ip tc awk timeout tail taskset unshare; do
     if command -v "$tool" >/dev/null; then
       echo "ok: $tool ($(command -v "$tool"))"
     else
@@ -502,7 +970,28 @@ cmd_check() {
       ip netns del "$ns" 2>/dev/null || true
     fi
     trap - EXIT
+    local v dir why cpu
+    read -r v dir <<<"$(cpuset_hierarchy)"
+    cpu=$(online_cpus | head -1)
+    if [[ -z $dir ]]; then
+      why="no cgroup hierarchy with the cpuset controller is mounted"
+    elif why=$(make_cgroup "$v" "$dir" "$CGROUP_PREFIX-check-$$" "$cpu"); then
+      rmdir "$dir/$CGROUP_PREFIX-check-$$" 2>/dev/null || true
+      echo "ok: cpuset cgroup (cgroup $v, $dir): each host gets its own cores, and hwloc and the libraries inside see only those"
+    fi
+    [[ -z $why ]] ||
+      echo "missing: cpuset cgroup ($why): hosts get CPU affinity only (taskset); libraries see the whole machine"
   fi
+  local mpi launcher package
+  for mpi in openmpi mpich; do
+    launcher=mpirun.$mpi package=openmpi-bin
+    [[ $mpi == openmpi ]] || package=mpich
+    if command -v "$launcher" >/dev/null; then
+      echo "ok: $launcher (launch $mpi)"
+    else
+      echo "missing: $launcher (Debian package $package): no 'launch $mpi'"
+    fi
+  done
   if ((${#problems[@]})); then
     echo "$PROG check: this machine cannot run an emulated cluster:" >&2
     local p
@@ -513,9 +1002,9 @@ cmd_check() {
 }
 
 (($#)) || usage
-cmd=$1
+CMD=$1
 shift
-case $cmd in
+case $CMD in
   check) (($# == 0)) || die "check takes no arguments"; cmd_check ;;
   up) cmd_up "$@" ;;
   down) cmd_down "$@" ;;
@@ -523,6 +1012,8 @@ case $cmd in
   exec) cmd_exec "$@" ;;
   show) cmd_show "$@" ;;
   measure) cmd_measure "$@" ;;
+  rsh) cmd_rsh "$@" ;;
+  launch) cmd_launch "$@" ;;
   -h | --help | help) usage ;;
-  *) die "unknown command '$cmd'; allowed: check, up, down, run, exec, show, measure" ;;
+  *) die "unknown command '$CMD'; allowed: check, up, down, run, exec, rsh, launch, show, measure" ;;
 esac
