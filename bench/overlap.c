@@ -115,6 +115,7 @@ typedef struct {
   int reps, calib_runs, ref_reps;
   int comm_cores, threads;
   int node_affinity; /* --node-cpus affinity: the node is this rank's CPUs */
+  int paired_comp_ref; /* --paired-comp-ref: time the computation per rep */
   double comm_bytes[kMaxList]; /* --comm-bytes: fixed sizes timed alone */
   int ncomm_bytes;
   size_t max_bytes; /* buffer memory per rank for the collectives */
@@ -250,6 +251,7 @@ static void ParseOptions(int argc, char** argv, Options* o) {
     else if (strcmp(k, "--inject-drift-ppm") == 0) o->inject_drift_ppm = ParseNumber(v, k, -1e4, 1e4);
     else if (strcmp(k, "--check-clock") == 0) { o->check_clock = 1; used = 0; }
     else if (strcmp(k, "--quiet") == 0) { o->quiet = 1; used = 0; }
+    else if (strcmp(k, "--paired-comp-ref") == 0) { o->paired_comp_ref = 1; used = 0; }
     else
       Die(2, "unknown or incomplete option '%s'; see the usage at the top of "
              "bench/overlap.c", k);
@@ -789,14 +791,22 @@ typedef struct {
   double* raw; /* rank 0: [reps][size][4] local t1..t4 */
 } Cell;
 
-/* Algorithm 1, --reps times, every rank; raw times to rank 0. */
+/* Algorithm 1, --reps times, every rank; raw times to rank 0. With
+ * --paired-comp-ref every repetition also times the computation alone
+ * (after its own window barrier; times 4 and 5 of the six). */
 static void RunCell(Bench* b, Cell* cell, int order) {
-  const int reps = b->o.reps;
+  const int reps = b->o.reps, k = b->o.paired_comp_ref ? 6 : 4;
   if (b->rank == 0)
-    cell->raw = malloc(sizeof(double) * (size_t)reps * b->size * 4);
+    cell->raw = malloc(sizeof(double) * (size_t)reps * b->size * k);
   for (int i = 0; i < reps; ++i) {
-    double t[4];
+    double t[6];
     MPI_Request req;
+    if (b->o.paired_comp_ref) {
+      WindowBarrier(&b->clock, &b->window);
+      t[4] = LocalNow(&b->clock);
+      Compute(&b->pool, order);
+      t[5] = LocalNow(&b->clock);
+    }
     WindowBarrier(&b->clock, &b->window);
     t[0] = LocalNow(&b->clock);
     CollStart(&b->coll, &req);
@@ -805,10 +815,10 @@ static void RunCell(Bench* b, Cell* cell, int order) {
     t[2] = LocalNow(&b->clock);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     t[3] = LocalNow(&b->clock);
-    GatherTimes(b, t, 4);
+    GatherTimes(b, t, k);
     if (b->rank == 0)
-      memcpy(cell->raw + (size_t)i * b->size * 4, b->gathered,
-             sizeof(double) * (size_t)b->size * 4);
+      memcpy(cell->raw + (size_t)i * b->size * k, b->gathered,
+             sizeof(double) * (size_t)b->size * k);
   }
 }
 
@@ -828,19 +838,21 @@ static const char* StatusName(OvCalibrateStatus s) {
  * cell's line (rank 0). */
 static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
                        const Ref* comp, const OvClockModel* pm) {
-  const int reps = b->o.reps, n = b->size;
+  const int reps = b->o.reps, n = b->size, k = b->o.paired_comp_ref ? 6 : 4;
   double* measured = malloc(sizeof(double) * (size_t)reps);
+  double* alone = malloc(sizeof(double) * (size_t)reps); /* paired comp */
   double* call_wait = malloc(sizeof(double) * (size_t)reps);
   double* comp_t = malloc(sizeof(double) * (size_t)reps);
   double* call_t = malloc(sizeof(double) * (size_t)reps);
   double* wait_t = malloc(sizeof(double) * (size_t)reps);
   for (int i = 0; i < reps; ++i) {
-    const double* rep = cell->raw + (size_t)i * n * 4;
+    const double* rep = cell->raw + (size_t)i * n * k;
     double first = INFINITY, last = -INFINITY;
-    double cw = 0, cp = 0, cl = 0, wt = 0;
+    double cw = 0, cp = 0, cl = 0, wt = 0, ca = 0;
     for (int r = 0; r < n; ++r) {
-      double g[4];
-      for (int k = 0; k < 4; ++k) g[k] = ov_clock_to_global(&pm[r], rep[r * 4 + k]);
+      double g[6] = {0};
+      for (int x = 0; x < k; ++x) g[x] = ov_clock_to_global(&pm[r], rep[r * k + x]);
+      if (g[5] - g[4] > ca) ca = g[5] - g[4];
       if (g[0] < first) first = g[0];
       if (g[3] > last) last = g[3];
       if (g[2] - g[1] > cp) cp = g[2] - g[1];
@@ -851,6 +863,7 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
       }
     }
     measured[i] = last - first;
+    alone[i] = ca;
     call_wait[i] = cw;
     comp_t[i] = cp;
     call_t[i] = cl;
@@ -859,26 +872,36 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
   const double tm = Median(measured, reps), tcw = Median(call_wait, reps);
   const double tc = Median(comp_t, reps);
   const int valid = comm->valid && comp->valid;
+  /* The computation's reference: the paired runs when there are (the
+   * machine's speed then and there), else the separate reference. */
+  const double comp_ref =
+      b->o.paired_comp_ref ? Median(alone, reps) : comp->ref;
   const double overhead =
-      valid ? ov_overhead_ratio(tm, comp->ref, comm->ref) : NAN;
+      valid ? ov_overhead_ratio(tm, comp_ref, comm->ref) : NAN;
   const double comm_ratio = valid ? ov_comm_ratio(tcw, 0, comm->ref) : NAN;
-  const double slowdown = valid ? ov_comp_slowdown_ratio(tc, comp->ref) : NAN;
+  const double slowdown = valid ? ov_comp_slowdown_ratio(tc, comp_ref) : NAN;
   char s[12][32];
   char* samples = SamplesText(measured, reps, 1e6);
+  char* alone_text = b->o.paired_comp_ref ? SamplesText(alone, reps, 1e6)
+                                          : SamplesText(alone, 0, 1e6);
   Emit("{\"type\": \"cell\", \"collective\": \"%s\", \"comm_target_us\": %.10g, "
        "\"comp_target_us\": %.10g, \"bytes\": %zu, \"order\": %zu, "
        "\"valid\": %s, \"t_comm_ref_us\": %s, \"t_comp_ref_us\": %s, "
        "\"t_measured_us\": %s, \"t_call_us\": %s, \"t_comp_us\": %s, "
        "\"t_wait_us\": %s, \"overhead_ratio\": %s, \"comm_ratio\": %s, "
-       "\"comp_slowdown\": %s, \"reps\": %d, \"samples_measured_us\": [%s]}",
+       "\"comp_slowdown\": %s, \"reps\": %d, \"samples_measured_us\": [%s], "
+       "\"t_comp_ref_separate_us\": %s, \"samples_comp_ref_us\": [%s]}",
        kCollNames[cell->coll], b->o.comm_us[cell->comm_i],
        b->o.comp_us[cell->comp_i], comm->calib.size, comp->calib.size,
        valid ? "true" : "false", Num(s[0], comm->ref * 1e6),
-       Num(s[1], comp->ref * 1e6), Num(s[2], tm * 1e6),
+       Num(s[1], comp_ref * 1e6), Num(s[2], tm * 1e6),
        Num(s[3], Median(call_t, reps) * 1e6), Num(s[4], tc * 1e6),
        Num(s[5], Median(wait_t, reps) * 1e6), Num(s[6], overhead),
-       Num(s[7], comm_ratio), Num(s[8], slowdown), reps, samples);
+       Num(s[7], comm_ratio), Num(s[8], slowdown), reps, samples,
+       Num(s[9], comp->ref * 1e6), alone_text);
   free(samples);
+  free(alone_text);
+  free(alone);
   free(measured);
   free(call_wait);
   free(comp_t);
@@ -1183,6 +1206,66 @@ static void CheckClock(Bench* b) {
   free(all);
 }
 
+/* ---- a watchdog over MPI_Finalize ---- */
+
+/* MPICH 4.0.2 over UCX (TCP) sometimes never returns from MPI_Finalize,
+ * with its asynchronous progress thread most of all (on bench/cluster: 4
+ * finalizations in 6; one rank closing its UCX endpoints while the other
+ * waits in the finalize barrier). Every result but the "without MPI" half
+ * of the impact ratio is written by then; after kFinalizeWatchS the rank
+ * says so in a fail line (rank 0) and exits with status 5, instead of
+ * holding the job until the launcher's timeout. */
+enum { kFinalizeWatchS = 30 };
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+  int rank;
+} Watch;
+
+static void* WatchMain(void* arg) {
+  Watch* w = arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += kFinalizeWatchS;
+  pthread_mutex_lock(&w->mu);
+  while (!w->done)
+    if (pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT) break;
+  const int done = w->done;
+  pthread_mutex_unlock(&w->mu);
+  if (done) return NULL;
+  fprintf(stderr,
+          "overlap: rank %d: MPI_Finalize did not return within %d s; "
+          "exiting (the results are written)\n",
+          w->rank, kFinalizeWatchS);
+  if (w->rank == 0)
+    Emit("{\"type\": \"fail\", \"what\": \"MPI_Finalize did not return "
+         "within %d s (the library hung in its finalization; every result "
+         "but the impact ratio is written)\", \"finalize_hang\": true}",
+         kFinalizeWatchS);
+  if (g_out) fflush(g_out);
+  _exit(5);
+}
+
+static int FinalizeWatched(int rank) {
+  static Watch w;
+  pthread_mutex_init(&w.mu, NULL);
+  pthread_cond_init(&w.cv, NULL);
+  w.done = 0;
+  w.rank = rank;
+  pthread_t tid;
+  const int watching = pthread_create(&tid, NULL, WatchMain, &w) == 0;
+  const int rc = MPI_Finalize();
+  if (watching) {
+    pthread_mutex_lock(&w.mu);
+    w.done = 1;
+    pthread_cond_signal(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(tid, NULL);
+  }
+  return rc;
+}
+
 /* ---- main ---- */
 
 static void LocalRank(int* local_rank, int* local_size) {
@@ -1232,7 +1315,7 @@ int main(int argc, char** argv) {
     if (g_out == NULL)
       Die(2, "--out: cannot write '%s': %s", b.o.out_path, strerror(errno));
   }
-  b.gathered = malloc(sizeof(double) * 4 * (size_t)b.size);
+  b.gathered = malloc(sizeof(double) * 6 * (size_t)b.size);
   if (b.o.check_clock && b.rank > 0)
     b.clock.skew = (Skew){b.o.inject_offset_us * 1e-6 * b.rank,
                           b.o.inject_drift_ppm * 1e-6 * b.rank};
@@ -1289,7 +1372,8 @@ int main(int argc, char** argv) {
     free(b.coll.send);
     free(b.coll.recv);
     free(b.gathered);
-    MPI_Finalize();
+    if (g_out) fflush(g_out);
+    FinalizeWatched(b.rank);
     double* without = malloc(sizeof(double) * (size_t)runs);
     long late = 0;
     for (int i = 0; i < runs; ++i) {
