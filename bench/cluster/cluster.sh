@@ -190,6 +190,15 @@ check_cpus_per_host() {
 # nothing.
 cpuset_hierarchy() {
   local dev dir type opts rest
+  # Our own mount under /run first: `ip netns exec` mounts a fresh /sys for
+  # the namespace, which hides /sys/fs/cgroup inside a host (the rsh agent
+  # runs there, as a child of the launcher in host 0), while /run stays.
+  while read -r dev dir type opts rest; do
+    if [[ $dir == "$STATE_DIR/cpuset" && -d $dir ]]; then
+      if [[ $type == cgroup ]]; then echo "v1 $dir"; return; fi
+      if [[ $type == cgroup2 ]]; then echo "v2 $dir"; return; fi
+    fi
+  done </proc/mounts
   while read -r dev dir type opts rest; do
     if [[ $type == cgroup && ,$opts, == *,cpuset,* ]]; then
       echo "v1 $dir"
@@ -247,6 +256,18 @@ host_cgroup() {
 setup_cpus() {
   local prefix=$1 k=$2 v dir i why=
   read -r v dir <<<"$(cpuset_hierarchy)"
+  # A second mount of the same hierarchy where a host can see it (see
+  # cpuset_hierarchy); the cgroups are the same ones.
+  if [[ ${CLUSTER_NO_CGROUP:-} != 1 && -n $dir && $dir != "$STATE_DIR/cpuset" ]]; then
+    mkdir -p "$STATE_DIR/cpuset"
+    if [[ $v == v1 ]]; then
+      mount -t cgroup -o cpuset none "$STATE_DIR/cpuset" 2>/dev/null &&
+        dir=$STATE_DIR/cpuset
+    else
+      mount -t cgroup2 none "$STATE_DIR/cpuset" 2>/dev/null &&
+        dir=$STATE_DIR/cpuset
+    fi
+  fi
   if [[ ${CLUSTER_NO_CGROUP:-} == 1 ]]; then
     why="CLUSTER_NO_CGROUP=1"
   elif [[ -z $dir ]]; then
