@@ -1483,10 +1483,12 @@ class Driver {
     if (rondo == nullptr || programs_.size() < 2) return;
     const Summary r = SummaryOf(*rondo, "");
     std::printf(
-        "\nAgainst Rondo's defaults (overhead ratio of all summarized cells; "
-        "lower is better; impact: rank 0 / worst rank)\n");
-    std::printf("%-18s %9s %15s %8s  %s\n", "library:config", "overhead",
-                "impact", "cells", "versus rondo:default");
+        "\nAgainst Rondo's defaults (medians over the summarized cells: "
+        "overhead ratio, lower is better; r_comp: the computation's slowdown "
+        "while it overlaps, what the progress costs it; impact: the idle "
+        "library's cost, rank 0 / worst rank)\n");
+    std::printf("%-18s %9s %8s %15s %8s  %s\n", "library:config", "overhead",
+                "r_comp", "impact", "cells", "versus rondo:default");
     for (const Job& job : jobs_) {
       const Summary s = SummaryOf(job, "");
       const auto worst = WorstImpact(job);
@@ -1497,9 +1499,9 @@ class Driver {
         verdict = std::fabs(s.overhead - r.overhead) < 0.05 ? "same overlap"
                   : r.overhead < s.overhead ? "rondo overlaps more"
                                             : "rondo overlaps less";
-      std::printf("%-18s %9s %15s %8d  %s\n",
+      std::printf("%-18s %9s %8s %15s %8d  %s\n",
                   (job.config.library + ":" + job.config.config).c_str(),
-                  Ratio(s.overhead).c_str(),
+                  Ratio(s.overhead).c_str(), Ratio(s.comp_slowdown).c_str(),
                   (Ratio(ImpactRatio(job)) + " / " +
                    (worst ? Ratio(worst->first) : std::string("-")))
                       .c_str(),
