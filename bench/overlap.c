@@ -958,6 +958,18 @@ static OvCalibrateSpec CompSpec(const Bench* b, double target) {
   return s;
 }
 
+/* The global spans of a communication reference's runs, converted with the
+ * post-mortem models (rank 0); the caller frees them. */
+static double* RefSpans(Bench* b, const Ref* r, const OvClockModel* pm) {
+  double* spans = malloc(sizeof(double) * (size_t)b->o.ref_reps);
+  for (int i = 0; i < b->o.ref_reps; ++i) {
+    memcpy(b->gathered, r->raw + (size_t)i * b->size * 2,
+           sizeof(double) * (size_t)b->size * 2);
+    spans[i] = GlobalSpan(b, pm, 2, 0, 1);
+  }
+  return spans;
+}
+
 static void Sweep(Bench* b) {
   const Options* o = &b->o;
   OvClockModel* models = calloc((size_t)b->size, sizeof(OvClockModel));
@@ -1062,12 +1074,7 @@ static void Sweep(Bench* b) {
     for (int c = 0; c < o->ncoll; ++c)
       for (int m = 0; m < o->ncomm; ++m) {
         Ref* r = &comm[c * o->ncomm + m];
-        double* spans = malloc(sizeof(double) * (size_t)o->ref_reps);
-        for (int i = 0; i < o->ref_reps; ++i) {
-          memcpy(b->gathered, r->raw + (size_t)i * b->size * 2,
-                 sizeof(double) * (size_t)b->size * 2);
-          spans[i] = GlobalSpan(b, pm, 2, 0, 1);
-        }
+        double* spans = RefSpans(b, r, pm);
         r->ref = Median(spans, o->ref_reps);
         char* text = SamplesText(spans, o->ref_reps, 1e6);
         free(spans);
@@ -1083,12 +1090,7 @@ static void Sweep(Bench* b) {
     for (int c = 0; c < o->ncoll; ++c)
       for (int k = 0; k < o->ncomm_bytes; ++k) {
         Ref* r = &sized[c * o->ncomm_bytes + k];
-        double* spans = malloc(sizeof(double) * (size_t)o->ref_reps);
-        for (int i = 0; i < o->ref_reps; ++i) {
-          memcpy(b->gathered, r->raw + (size_t)i * b->size * 2,
-                 sizeof(double) * (size_t)b->size * 2);
-          spans[i] = GlobalSpan(b, pm, 2, 0, 1);
-        }
+        double* spans = RefSpans(b, r, pm);
         char* text = SamplesText(spans, o->ref_reps, 1e6);
         char s1[32];
         Emit("{\"type\": \"comm_size\", \"collective\": \"%s\", "

@@ -146,8 +146,13 @@ fi
 
 # ---- errors ----
 step "errors: bad compiler, no compiler, loops"
-expect_error "the C compiler '/nonexistent' (from RONDO_MPICC_CC) is not found" \
-  env RONDO_MPICC_CC=/nonexistent "$mpicc" hello.c
+# A path that cannot exist (not /nonexistent: Debian's HOME for nobody,
+# which a tool running as nobody may create).
+missing="$tmp/no-such-dir/cc"
+expect_error "the C compiler '$missing' (from RONDO_MPICC_CC) is not found" \
+  env RONDO_MPICC_CC="$missing" "$mpicc" hello.c
+expect_error "the C compiler '$tmp' (from RONDO_MPICC_CC) is not an executable file" \
+  env RONDO_MPICC_CC="$tmp" "$mpicc" hello.c
 expect_error "the C++ compiler 'no-such-cxx' (from RONDO_MPICXX_CXX) is not found in PATH" \
   env RONDO_MPICXX_CXX=no-such-cxx "$mpicxx" hello.c
 expect_error "Invalid value for RONDO_MPICC_CC: ' '. Expected: a C compiler command" \
