@@ -43,34 +43,34 @@ done
 # fails as it does without root): --cluster 2 is refused, naming what is
 # missing, and nothing is created; --cluster auto says so in one line and
 # runs the shared-memory comparison (below).
-stub="$tmp/cluster-stub.sh"
-cat > "$stub" <<STUB
+standin="$tmp/cluster-standin.sh"
+cat > "$standin" <<STANDIN
 #!/bin/sh
 if [ "\$1" = check ]; then
   echo "cluster.sh check: this machine cannot run an emulated cluster:" >&2
   echo "  - not root (uid 1000): namespaces, veth and tc need root" >&2
   exit 1
 fi
-touch "$tmp/stub-called-\$1"
+touch "$tmp/standin-called-\$1"
 exit 3
-STUB
-chmod +x "$stub"
+STANDIN
+chmod +x "$standin"
 set +e
-"$dir/overlap" --cluster 2 --cluster-sh "$stub" --plot-dir "$tmp/refused" \
+"$dir/overlap" --cluster 2 --cluster-sh "$standin" --plot-dir "$tmp/refused" \
   > "$tmp/refused.out" 2> "$tmp/refused.err"
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "--cluster 2 without the capability: exit status $rc, expected 1"; cat "$tmp/refused.err"; exit 1; }
 grep -q "not root" "$tmp/refused.err" || { echo "the refusal does not name the missing capability"; cat "$tmp/refused.err"; exit 1; }
 [ ! -e "$tmp/refused" ] || { echo "a refused --cluster still made --plot-dir"; exit 1; }
-if ls "$tmp"/stub-called-* >/dev/null 2>&1; then
-  echo "a refused --cluster still ran cluster.sh: $(ls "$tmp"/stub-called-*)"; exit 1
+if ls "$tmp"/standin-called-* >/dev/null 2>&1; then
+  echo "a refused --cluster still ran cluster.sh: $(ls "$tmp"/standin-called-*)"; exit 1
 fi
 
 # The run: Rondo, and both peers named by --compare but not installed (their
 # launchers do not exist): they are skipped with a message and left out of
 # the tables.
-"$dir/overlap" --cluster auto --cluster-sh "$stub" --compare \
+"$dir/overlap" --cluster auto --cluster-sh "$standin" --compare \
   --mpirun "$tmp/no/mpirun" --mpirun-mpich "$tmp/no/mpirun.mpich" \
   --ranks 2 --configs basic,dedicated \
   --collectives ibcast,iallreduce --comm-us 200,2000 --comp-us 200,2000 \
