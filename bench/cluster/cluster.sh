@@ -753,16 +753,23 @@ cmd_launch() {
   exit "$status"
 }
 
+# stop_child SIG PID TARGET WHAT: sends SIG to TARGET (PID, or -PID for its
+# process group), gives PID 10 s to end, then SIGKILLs TARGET, and reaps PID.
+stop_child() {
+  local sig=$1 pid=$2 target=$3 what=$4
+  kill -"$sig" -- "$target" 2>/dev/null || true
+  if ! timeout 10 tail --pid="$pid" -f /dev/null; then
+    echo "$PROG: $what is still running 10 s after SIG$sig; killing it" >&2
+    kill -KILL -- "$target" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
 on_launch_signal() {
   local sig=$1 code=$2
   trap '' INT TERM HUP
   if [[ -n ${LAUNCH_CHILD:-} ]]; then
-    kill -"$sig" "$LAUNCH_CHILD" 2>/dev/null || true
-    if ! timeout 10 tail --pid="$LAUNCH_CHILD" -f /dev/null; then
-      echo "$PROG: launch: the launcher is still running 10 s after SIG$sig; killing it" >&2
-      kill -KILL "$LAUNCH_CHILD" 2>/dev/null || true
-    fi
-    wait "$LAUNCH_CHILD" 2>/dev/null || true
+    stop_child "$sig" "$LAUNCH_CHILD" "$LAUNCH_CHILD" "launch: the launcher"
     LAUNCH_CHILD=
   fi
   exit "$code"
@@ -920,12 +927,7 @@ on_run_signal() {
   trap '' INT TERM HUP
   if [[ -n ${RUN_CHILD:-} ]]; then
     echo "$PROG: run: got SIG$sig; forwarding it to the command (pid $RUN_CHILD)" >&2
-    kill -"$sig" -- -"$RUN_CHILD" 2>/dev/null || true
-    if ! timeout 10 tail --pid="$RUN_CHILD" -f /dev/null; then
-      echo "$PROG: run: the command is still running 10 s after SIG$sig; killing it" >&2
-      kill -KILL -- -"$RUN_CHILD" 2>/dev/null || true
-    fi
-    wait "$RUN_CHILD" 2>/dev/null || true
+    stop_child "$sig" "$RUN_CHILD" "-$RUN_CHILD" "run: the command"
     RUN_CHILD=
   fi
   exit "$code"
