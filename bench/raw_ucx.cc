@@ -92,6 +92,20 @@ void RawUcx::Wait(Handle h) {
   if (st != UCS_OK) Fail("request", st);
 }
 
+int RawUcx::Progress() {
+  return static_cast<int>(ucp_worker_progress(worker_));
+}
+
+bool RawUcx::Done(Handle& h) {
+  if (h == nullptr) return true;
+  ucs_status_t st = ucp_request_check_status(h);
+  if (st == UCS_INPROGRESS) return false;
+  ucp_request_free(h);
+  h = nullptr;
+  if (st != UCS_OK) Fail("request", st);
+  return true;
+}
+
 void RawUcx::Close() {
   if (ep_ == nullptr) return;
   ucp_request_param_t p{};

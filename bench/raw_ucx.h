@@ -46,6 +46,11 @@ class RawUcx {
   // Busy-polls ucp_worker_progress() until `h` completes; frees it. Throws
   // on an error status.
   void Wait(Handle h);
+  // One ucp_worker_progress() pass; returns its count of events.
+  int Progress();
+  // True once `h` has completed (then frees it and sets it to nullptr);
+  // nullptr counts as completed. Throws on an error status.
+  bool Done(Handle& h);
   void Send(const void* buf, size_t len, uint64_t tag) { Wait(Isend(buf, len, tag)); }
   void Recv(void* buf, size_t len, uint64_t tag) { Wait(Irecv(buf, len, tag)); }
   // Flushes and closes the endpoint (call on both sides, then barrier).

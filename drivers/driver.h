@@ -99,6 +99,10 @@ class Driver {
   // kNoResource: nothing was sent, retry later;
   // kInvalidArgument: too large (> caps().max_packet) or unknown peer;
   // kPeerFailed: the peer is gone.
+  // With `done` null the caller wants the packet copied out now: the driver
+  // returns kOk (sent, buffers free) or an error (kNoResource when it would
+  // have to keep the buffers), never kInProgress (the small-message fast
+  // path posts from the stack).
   virtual Status PostPacket(int peer, const iovec* iov, int iovcnt,
                             Completion* done) noexcept = 0;
   // Rendezvous send/receive of one buffer. kInProgress (then `done` is

@@ -29,6 +29,8 @@
 #include "drivers/driver.h"
 #include "drivers/loopback/loopback_driver.h"
 #include "drivers/ucx/ucx_driver.h"
+#include "nmad/match_queues.h"
+#include "nmad/pool.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
 #include "queues/cpu_relax.h"
@@ -51,6 +53,8 @@ constexpr int kMaxChunks = 10;
 // Payloads this small are copied next to their header instead of taking an
 // iovec entry of their own: one contiguous send is cheaper than a gather.
 constexpr size_t kInlineCopy = 256;
+// Eager messages up to this size may take the short-packet fast path.
+constexpr size_t kShortMax = 1024;
 const size_t kHeaderRoom =
     wire::kPacketHeaderSize +
     kMaxChunks * (wire::ChunkHeaderSize(wire::ChunkKind::kRts, wire::kMaxParts) +
@@ -105,14 +109,15 @@ struct SendOp : PendingChunk {
   PartCompletion part_done[wire::kMaxParts];
 };
 
-// A receive: posted by Irecv, or an active-message body.
-struct RecvOp {
-  int source = kAnySource;
-  int tag = kAnyTag;
+static_assert(kAnySource == kMatchAnySource && kAnyTag == kMatchAnyTag);
+
+// A receive: posted by Irecv (matched through its PostedReceive part), or
+// an active-message body. From CoreImpl::recv_pool.
+struct RecvOp : PostedReceive {
+  RecvOp() noexcept {}
   uint8_t* buf = nullptr;
   size_t len = 0;
   Request* req = nullptr;
-  uint64_t post_seq = 0;  // posting order, across the match lists
   int peer = -1;  // set when matched
   struct CoreImpl* core = nullptr;
   std::atomic<int> driver_ops{0};
@@ -123,28 +128,33 @@ struct RecvOp {
 
 // A chunk kept for later (unexpected, out of order, or for a session that
 // is not open yet), with its own copy of the bytes.
-struct Stashed {
-  int peer = -1;
+// Unexpected ones are matched through their UnexpectedMessage part. From
+// CoreImpl::stash_pool; small chunks are copied inline (no allocation).
+struct Stashed : UnexpectedMessage {
+  static constexpr size_t kInline = 256;
+  Stashed() noexcept {}
   ChunkView view;
-  std::vector<uint8_t> bytes;  // am header then payload
+  std::vector<uint8_t> bytes;  // am header then payload, when not inline
   // Or the payload lives elsewhere, kept alive by this (a dynamic
   // broadcast's data, shared with the forwarding sends).
   std::shared_ptr<const std::vector<uint8_t>> keep;
-  std::list<Stashed*>::iterator in_arrival;  // while unexpected
+  uint8_t inline_bytes[kInline];
 
-  static Stashed* Copy(int peer, const ChunkView& c) {
-    auto* s = new Stashed;
-    s->peer = peer;
-    s->view = c;
-    s->bytes.resize(c.am_header_size + c.payload_size);
-    if (c.am_header_size)
-      std::memcpy(s->bytes.data(), c.am_header, c.am_header_size);
+  void CopyFrom(int from, const ChunkView& c) {
+    peer = from;
+    tag = c.tag;
+    view = c;
+    const size_t n = c.am_header_size + c.payload_size;
+    uint8_t* d = inline_bytes;
+    if (n > kInline) {
+      bytes.resize(n);
+      d = bytes.data();
+    }
+    if (c.am_header_size) std::memcpy(d, c.am_header, c.am_header_size);
     if (c.payload_size)
-      std::memcpy(s->bytes.data() + c.am_header_size, c.payload,
-                  c.payload_size);
-    s->view.am_header = s->bytes.data();
-    s->view.payload = s->bytes.data() + c.am_header_size;
-    return s;
+      std::memcpy(d + c.am_header_size, c.payload, c.payload_size);
+    view.am_header = d;
+    view.payload = d + c.am_header_size;
   }
 };
 
@@ -160,16 +170,11 @@ struct SessionState {
   std::unique_ptr<strategies::Strategy> strategy;
   SpinLock mu;  // matching
   std::vector<PeerRecvState> from;
-  // Posted receives: exact (source, tag) ones in per-key FIFOs, wildcard
-  // ones in one FIFO; the earliest posted among the two candidates wins.
-  // Unexpected messages: per-key FIFOs plus one list in arrival order (for
-  // wildcard receives). So matching a message or a specific receive costs
-  // O(1) however many are outstanding (MPI "bins").
-  std::unordered_map<uint64_t, std::deque<RecvOp*>> posted_exact;
-  std::list<RecvOp*> posted_wild;
-  uint64_t next_post = 0;
-  std::unordered_map<uint64_t, std::deque<Stashed*>> unexpected_exact;
-  std::list<Stashed*> unexpected;  // arrival order
+  // This session's queue at each peer's gate (set under that gate's lock
+  // on first use; the map node never moves): no hash lookup per send.
+  std::vector<struct GateQueue*> out;
+  // Posted receives and unexpected messages (nmad/match_queues.h).
+  MatchQueues match;
   std::shared_mutex handlers_mu;
   std::unordered_map<uint32_t, std::pair<AmHandler, void*>> handlers;
 };
@@ -237,11 +242,6 @@ struct Rail final : engine::WakeupSource {
 
 thread_local Rail* t_held_rail = nullptr;
 
-uint64_t MatchKey(int source, int tag) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
-         static_cast<uint32_t>(tag);
-}
-
 // A dynamic broadcast this process sends as the root or forwards
 // (nmad/dynamic_bcast.h). Owned by CoreImpl::bcast_ops until finished and
 // every request and task it holds is idle again.
@@ -291,6 +291,29 @@ inline constexpr size_t kBcastOneByOneBytes = 64 * 1024;
 inline constexpr uint32_t kBcastHandler = 1;
 
 struct CoreImpl final : drivers::PacketSink {
+  // First: destroyed last, after everything that holds their objects.
+  Pool<RecvOp> recv_pool;
+  Pool<SendOp> send_pool;
+  Pool<Stashed> stash_pool;
+  Stashed* Stash(int peer, const ChunkView& c) {
+    Stashed* m = stash_pool.Get();
+    m->CopyFrom(peer, c);
+    return m;
+  }
+  void Free(Stashed* m) noexcept { stash_pool.Put(m); }
+  void Free(RecvOp* r) noexcept { recv_pool.Put(r); }
+  void Free(SendOp* op) noexcept { send_pool.Put(op); }
+  RecvOp* NewRecv() {
+    RecvOp* r = recv_pool.Get();
+    r->core = this;
+    return r;
+  }
+  SendOp* NewSend() {
+    SendOp* op = send_pool.Get();
+    op->core = this;
+    return op;
+  }
+
   Core* self = nullptr;
   engine::Engine* engine = nullptr;
   std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap;
@@ -454,7 +477,7 @@ struct CoreImpl final : drivers::PacketSink {
   void FinishPacket(PacketBuf& b, Status s) noexcept {
     for (SendOp* op : b.ops) {
       if (op->req) FinishUser(op, IsError(s) ? s : Status::kOk);
-      delete op;
+      Free(op);
     }
     b.ops.clear();
     Gate* g = b.gate;
@@ -474,7 +497,7 @@ struct CoreImpl final : drivers::PacketSink {
     b.rts_ids.clear();
     for (SendOp* op : failed) {
       FinishUser(op, s);
-      delete op;
+      Free(op);
     }
     b.rail->free_bufs.push_back(&b);  // rail lock is held (callback)
     Kick(*g);
@@ -622,6 +645,54 @@ struct CoreImpl final : drivers::PacketSink {
     }
   }
 
+  // Session `s`'s queue at gate `g`. Gate lock held.
+  static GateQueue& QueueOf(Gate& g, SessionState* s) {
+    GateQueue*& q = s->out[static_cast<size_t>(g.rank)];
+    if (q == nullptr) {
+      q = &g.queues[s->id];
+      q->session = s;
+    }
+    return *q;
+  }
+
+  // The small-message fast path: when nothing is queued at the gate and
+  // this thread gets the rail, the message leaves now as one short packet
+  // copied out by the driver (PostPacket without a completion): no
+  // operation, no queue, no allocation. False: take the ordinary path.
+  bool TrySendShort(SessionState* s, int dest, int tag, const void* buf,
+                    size_t len) noexcept {
+    Gate& g = *gates[dest];
+    Rail& r = *rails[g.packet_rail];
+    if (t_held_rail != nullptr || !r.mu.try_lock()) return false;
+    t_held_rail = &r;
+    bool sent = false;
+    {
+      std::lock_guard<SpinLock> lock(g.mu);
+      if (!g.failed.load(std::memory_order_relaxed) && g.control.empty() &&
+          g.active.empty()) {
+        GateQueue& q = QueueOf(g, s);
+        alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
+        wire::WriteShortHeader(packet, s->id, q.next_seq, tag);
+        if (len) std::memcpy(packet + wire::kShortHeaderSize, buf, len);
+        iovec iov{packet, wire::kShortHeaderSize + len};
+        if (r.driver->PostPacket(dest, &iov, 1, nullptr) == Status::kOk) {
+          ++q.next_seq;
+          ++q.next_order;
+          sent = true;
+        }
+      }
+    }
+    if (sent) {
+      counters.packets_sent.fetch_add(1, std::memory_order_relaxed);
+      counters.chunks_sent.fetch_add(1, std::memory_order_relaxed);
+      counters.eager_sent.fetch_add(1, std::memory_order_relaxed);
+    }
+    DrainRail(r);
+    t_held_rail = nullptr;
+    r.mu.unlock();
+    return sent;
+  }
+
   // Enqueues `op` for its gate (gate lock inside) and assigns its sequence
   // number. Returns false if the gate has failed.
   bool Enqueue(Gate& g, SessionState* s, SendOp* op) {
@@ -631,8 +702,7 @@ struct CoreImpl final : drivers::PacketSink {
       g.control.push_back(op);
       return true;
     }
-    GateQueue& q = g.queues[s->id];
-    q.session = s;
+    GateQueue& q = QueueOf(g, s);
     // Only matched messages take a sequence number: active messages are not
     // matched, so they do not hold up the messages behind them.
     if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kRts)
@@ -647,7 +717,7 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   void SendRtr(int peer, uint64_t rdv_id, uint64_t accepted) noexcept {
-    auto* op = new SendOp;
+    SendOp* op = NewSend();
     op->kind = ChunkKind::kRtr;
     op->dest = peer;
     op->rdv_id = rdv_id;
@@ -655,7 +725,7 @@ struct CoreImpl final : drivers::PacketSink {
     op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kRtr);
     Gate& g = *gates[peer];
     if (!Enqueue(g, nullptr, op)) {
-      delete op;
+      Free(op);
       return;
     }
     Kick(g);
@@ -707,7 +777,7 @@ struct CoreImpl final : drivers::PacketSink {
       if (it != g.rdv_sending.end()) g.rdv_sending.erase(it);
     }
     FinishUser(op, op->worst);
-    delete op;
+    Free(op);
   }
 
   static void RecvPartDone(Completion* c, Status s, size_t bytes) noexcept {
@@ -732,7 +802,7 @@ struct CoreImpl final : drivers::PacketSink {
         op->req->info_.received < op->req->info_.size)
       s = Status::kTruncated;
     FinishUser(op, s);
-    delete op;
+    Free(op);
   }
 
   // Starts the data phase of a matched rendezvous (receiver side).
@@ -804,7 +874,7 @@ struct CoreImpl final : drivers::PacketSink {
     int active = TrimParts(op->parts, op->nparts, c.accepted, trimmed);
     if (active == 0) {
       FinishUser(op, Status::kOk);
-      delete op;
+      Free(op);
       return;
     }
     op->core = this;
@@ -835,39 +905,58 @@ struct CoreImpl final : drivers::PacketSink {
   // ---- receiving ----
   void OnPacket(int peer, int rail, const void* data,
                 size_t len) noexcept override {
-    ChunkView chunks[wire::kMaxChunksPerPacket];
-    std::string why;
-    int n = wire::DecodePacket(data, len, chunks, wire::kMaxChunksPerPacket,
-                               &why);
     counters.packets_received.fetch_add(1, std::memory_order_relaxed);
-    if (n < 0 || peer < 0 || peer >= size) {
-      uint64_t k = counters.bad_packets.fetch_add(1) + 1;
-      if (k <= 10 || (k & (k - 1)) == 0)
-        std::fprintf(stderr,
-                     "rondo: nmad: dropped a bad packet of %zu bytes from rank "
-                     "%d on rail %d (%s); %llu dropped so far\n",
-                     len, peer, rail, n < 0 ? why.c_str() : "unknown rank",
-                     static_cast<unsigned long long>(k));
+    std::string why;
+    if (wire::IsShortPacket(data, len)) {
+      alignas(ChunkView) unsigned char one[sizeof(ChunkView)];
+      auto* c = reinterpret_cast<ChunkView*>(one);
+      if (peer >= 0 && peer < size && wire::DecodeShort(data, len, c, &why)) {
+        DeliverChunk(peer, *c);
+        return;
+      }
+      DropPacket(peer, rail, len, peer < 0 || peer >= size ? "unknown rank"
+                                                           : why.c_str());
       return;
     }
-    for (int i = 0; i < n; ++i) {
-      const ChunkView& c = chunks[i];
-      if (c.kind == ChunkKind::kRtr) {
-        HandleRtr(peer, c);
-        continue;
-      }
-      SessionState* s = FindSession(c.session);
-      if (s == nullptr) {
-        std::unique_lock<std::shared_mutex> lock(sessions_mu);
-        auto it = sessions.find(c.session);
-        if (it == sessions.end()) {
-          early.push_back(Stashed::Copy(peer, c));
-          continue;
-        }
-        s = it->second.get();
-      }
-      Deliver(s, peer, c, nullptr);
+    // Storage for the chunks; DecodePacket constructs only those it finds.
+    alignas(ChunkView) unsigned char
+        storage[sizeof(ChunkView) * wire::kMaxChunksPerPacket];
+    auto* chunks = reinterpret_cast<ChunkView*>(storage);
+    int n = wire::DecodePacket(data, len, chunks, wire::kMaxChunksPerPacket,
+                               &why);
+    if (n < 0 || peer < 0 || peer >= size) {
+      DropPacket(peer, rail, len, n < 0 ? why.c_str() : "unknown rank");
+      return;
     }
+    for (int i = 0; i < n; ++i) DeliverChunk(peer, chunks[i]);
+  }
+
+  void DropPacket(int peer, int rail, size_t len, const char* why) noexcept {
+    uint64_t k = counters.bad_packets.fetch_add(1) + 1;
+    if (k <= 10 || (k & (k - 1)) == 0)
+      std::fprintf(stderr,
+                   "rondo: nmad: dropped a bad packet of %zu bytes from rank "
+                   "%d on rail %d (%s); %llu dropped so far\n",
+                   len, peer, rail, why, static_cast<unsigned long long>(k));
+  }
+
+  // One decoded chunk from `peer` (rail lock held).
+  void DeliverChunk(int peer, const ChunkView& c) noexcept {
+    if (c.kind == ChunkKind::kRtr) {
+      HandleRtr(peer, c);
+      return;
+    }
+    SessionState* s = FindSession(c.session);
+    if (s == nullptr) {
+      std::unique_lock<std::shared_mutex> lock(sessions_mu);
+      auto it = sessions.find(c.session);
+      if (it == sessions.end()) {
+        early.push_back(Stash(peer, c));
+        return;
+      }
+      s = it->second.get();
+    }
+    Deliver(s, peer, c, nullptr);
   }
 
   SessionState* FindSession(uint32_t id) {
@@ -882,7 +971,7 @@ struct CoreImpl final : drivers::PacketSink {
                Stashed* stash) noexcept {
     if (c.kind == ChunkKind::kAm || c.kind == ChunkKind::kAmRts) {
       RunHandler(s, peer, c);
-      delete stash;
+      Free(stash);
       return;
     }
     std::lock_guard<SpinLock> lock(s->mu);
@@ -891,16 +980,16 @@ struct CoreImpl final : drivers::PacketSink {
       if (static_cast<int32_t>(c.seq - from.expected) < 0 ||
           from.reorder.count(c.seq)) {
         counters.bad_packets.fetch_add(1);
-        delete stash;
+        Free(stash);
         return;  // a duplicate: drop
       }
-      from.reorder[c.seq] = stash ? stash : Stashed::Copy(peer, c);
+      from.reorder[c.seq] = stash ? stash : Stash(peer, c);
       counters.reordered.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     Match(s, peer, c, stash);
     ++from.expected;
-    MatchReordered(s, peer, from);
+    if (!from.reorder.empty()) MatchReordered(s, peer, from);
   }
 
   // Session lock held: matches the chunks from `peer` kept for the
@@ -915,70 +1004,11 @@ struct CoreImpl final : drivers::PacketSink {
     }
   }
 
-  static bool Matches(const RecvOp* r, int peer, int tag) {
-    return (r->source == kAnySource || r->source == peer) &&
-           (r->tag == kAnyTag || r->tag == tag);
-  }
-
   // Session lock held. Removes and returns the receive that a message from
   // `peer` with `tag` matches, or null; with `peek`, leaves it posted.
-  RecvOp* TakePosted(SessionState* s, int peer, int tag, bool peek = false) {
-    RecvOp* exact = nullptr;
-    auto bucket = s->posted_exact.find(MatchKey(peer, tag));
-    if (bucket != s->posted_exact.end() && !bucket->second.empty())
-      exact = bucket->second.front();
-    auto wild = s->posted_wild.begin();
-    while (wild != s->posted_wild.end() && !Matches(*wild, peer, tag)) ++wild;
-    if (wild != s->posted_wild.end() &&
-        (exact == nullptr || (*wild)->post_seq < exact->post_seq)) {
-      RecvOp* r = *wild;
-      if (!peek) s->posted_wild.erase(wild);
-      return r;
-    }
-    if (exact && !peek) {
-      bucket->second.pop_front();
-      if (bucket->second.empty()) s->posted_exact.erase(bucket);
-    }
-    return exact;
-  }
-
-  void AddPosted(SessionState* s, RecvOp* r) {
-    r->post_seq = s->next_post++;
-    if (r->source == kAnySource || r->tag == kAnyTag)
-      s->posted_wild.push_back(r);
-    else
-      s->posted_exact[MatchKey(r->source, r->tag)].push_back(r);
-  }
-
-  void AddUnexpected(SessionState* s, Stashed* m) {
-    s->unexpected.push_back(m);
-    m->in_arrival = std::prev(s->unexpected.end());
-    s->unexpected_exact[MatchKey(m->peer, m->view.tag)].push_back(m);
-  }
-
-  // Session lock held. The earliest unexpected message `probe` matches;
-  // removed when `take`.
-  Stashed* FindUnexpected(SessionState* s, const RecvOp& probe, bool take) {
-    Stashed* m = nullptr;
-    if (probe.source != kAnySource && probe.tag != kAnyTag) {
-      auto b = s->unexpected_exact.find(MatchKey(probe.source, probe.tag));
-      if (b != s->unexpected_exact.end() && !b->second.empty())
-        m = b->second.front();
-    } else {
-      for (Stashed* u : s->unexpected)
-        if (Matches(&probe, u->peer, u->view.tag)) {
-          m = u;
-          break;
-        }
-    }
-    if (m && take) {
-      // The earliest match is always the front of its own key's FIFO.
-      auto b = s->unexpected_exact.find(MatchKey(m->peer, m->view.tag));
-      b->second.pop_front();
-      if (b->second.empty()) s->unexpected_exact.erase(b);
-      s->unexpected.erase(m->in_arrival);
-    }
-    return m;
+  static RecvOp* TakePosted(SessionState* s, int peer, int tag,
+                            bool peek = false) noexcept {
+    return static_cast<RecvOp*>(s->match.MatchMessage(peer, tag, peek));
   }
 
   // Session lock held; `stash` (may be null) is owned by this call.
@@ -986,12 +1016,12 @@ struct CoreImpl final : drivers::PacketSink {
              Stashed* stash) noexcept {
     RecvOp* r = TakePosted(s, peer, c.tag);
     if (r == nullptr) {
-      AddUnexpected(s, stash ? stash : Stashed::Copy(peer, c));
+      s->match.Arrive(stash ? stash : Stash(peer, c));
       counters.unexpected.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     Consume(r, peer, c);
-    delete stash;
+    Free(stash);
   }
 
   // Hands a matched message to receive `r`.
@@ -1008,7 +1038,7 @@ struct CoreImpl final : drivers::PacketSink {
         r->req->info_.received = n;
       }
       FinishUser(r, n < c.payload_size ? Status::kTruncated : Status::kOk);
-      delete r;
+      Free(r);
       return;
     }
     Gate& g = *gates[peer];
@@ -1016,7 +1046,7 @@ struct CoreImpl final : drivers::PacketSink {
       std::lock_guard<SpinLock> lock(g.mu);
       if (g.failed.load()) {
         FinishUser(r, Status::kPeerFailed);
-        delete r;
+        Free(r);
         return;
       }
       g.rdv_receiving.push_back(r);
@@ -1073,7 +1103,7 @@ struct CoreImpl final : drivers::PacketSink {
                                                      : Status::kOk);
       return Status::kOk;
     }
-    auto* r = new RecvOp;
+    RecvOp* r = NewRecv();
     r->buf = static_cast<uint8_t*>(buf);
     r->len = len;
     r->req = &req;
@@ -1122,8 +1152,19 @@ struct CoreImpl final : drivers::PacketSink {
                bool synchronous = false) noexcept {
     if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
     if (tag < 0 || (buf == nullptr && len > 0)) return Status::kInvalidArgument;
+    if (req.state_.load(std::memory_order_acquire) == Request::kPending)
+      return Status::kBusy;
+    if (len <= kShortMax && len <= options.eager_limit && !synchronous &&
+        !s->strategy->defers_sends() &&
+        TrySendShort(s, dest, tag, buf, len)) {
+      // Copied out: the send is complete (eager semantics).
+      req.info_ = RecvInfo{};
+      req.background_ = nullptr;
+      req.Complete(Status::kOk);
+      return Status::kOk;
+    }
     if (!Claim(req)) return Status::kBusy;
-    auto* op = new SendOp;
+    SendOp* op = NewSend();
     op->dest = dest;
     op->session = s->id;
     op->tag = tag;
@@ -1150,7 +1191,7 @@ struct CoreImpl final : drivers::PacketSink {
     Gate& g = *gates[op->dest];
     if (!Enqueue(g, s, op)) {
       Request* req = op->req;
-      delete op;
+      Free(op);
       req->Complete(Status::kPeerFailed);
       return Status::kPeerFailed;
     }
@@ -1181,7 +1222,7 @@ struct CoreImpl final : drivers::PacketSink {
             options.max_packet)
       return Status::kInvalidArgument;
     if (!Claim(req)) return Status::kBusy;
-    auto* op = new SendOp;
+    SendOp* op = NewSend();
     op->dest = dest;
     op->session = s->id;
     op->handler = id;
@@ -1212,9 +1253,7 @@ struct CoreImpl final : drivers::PacketSink {
   uint32_t ReserveSeq(int peer, SessionState* s) {
     Gate& g = *gates[peer];
     std::lock_guard<SpinLock> lock(g.mu);
-    GateQueue& q = g.queues[s->id];
-    q.session = s;
-    return q.next_seq++;
+    return QueueOf(g, s).next_seq++;
   }
 
   void KeepBcast(std::unique_ptr<BcastOp> op) {
@@ -1292,7 +1331,7 @@ struct CoreImpl final : drivers::PacketSink {
     if (RecvOp* r = op->in_place) {
       // A failed forwarding send is the subtree's loss, not this receive's.
       FinishUser(r, Status::kOk);
-      delete r;
+      op->core->Free(r);
       op->in_place = nullptr;
     }
     MarkFinished(op);
@@ -1419,7 +1458,7 @@ struct CoreImpl final : drivers::PacketSink {
       c->counters.bcast_dropped.fetch_add(1);
       if (o->in_place != nullptr) {
         FinishUser(o->in_place, st);
-        delete o->in_place;
+        c->Free(o->in_place);
         o->in_place = nullptr;
       }
       MarkFinished(o);
@@ -1444,7 +1483,7 @@ struct CoreImpl final : drivers::PacketSink {
     r->peer = h.root;
     if (r->req) r->req->info_ = RecvInfo{h.root, h.tag, h.length, h.length};
     ++from.expected;
-    MatchReordered(s, h.root, from);
+    if (!from.reorder.empty()) MatchReordered(s, h.root, from);
     return r;
   }
 
@@ -1453,7 +1492,7 @@ struct CoreImpl final : drivers::PacketSink {
     o->body_status.store(static_cast<int>(st), std::memory_order_release);
     if (st != Status::kOk && o->in_place != nullptr) {
       FinishUser(o->in_place, st);  // the task then only counts the drop
-      delete o->in_place;
+      o->core->Free(o->in_place);
       o->in_place = nullptr;
     }
     if (o->core->engine->Submit(o->task) != Status::kOk)
@@ -1489,8 +1528,9 @@ struct CoreImpl final : drivers::PacketSink {
   // `sid`: matched like any message, in the root's stream order.
   void InjectBroadcast(uint32_t sid, int root, uint32_t seq, int tag,
                        std::shared_ptr<std::vector<uint8_t>> data) noexcept {
-    auto* m = new Stashed;
+    Stashed* m = stash_pool.Get();
     m->peer = root;
+    m->tag = tag;
     m->view.kind = ChunkKind::kData;
     m->view.session = sid;
     m->view.seq = seq;
@@ -1520,7 +1560,7 @@ struct CoreImpl final : drivers::PacketSink {
     if (tag < kAnyTag || (buf == nullptr && len > 0))
       return Status::kInvalidArgument;
     if (!Claim(req)) return Status::kBusy;
-    auto* r = new RecvOp;
+    RecvOp* r = NewRecv();
     r->source = source;
     r->tag = tag;
     r->buf = static_cast<uint8_t*>(buf);
@@ -1529,14 +1569,15 @@ struct CoreImpl final : drivers::PacketSink {
     Stashed* found = nullptr;
     {
       std::lock_guard<SpinLock> lock(s->mu);
-      found = FindUnexpected(s, *r, /*take=*/true);
+      found = static_cast<Stashed*>(
+          s->match.MatchReceive(source, tag, /*take=*/true));
       if (found == nullptr) {
-        AddPosted(s, r);
+        s->match.Post(r);
         return Status::kOk;
       }
     }
     Consume(r, found->peer, found->view);
-    delete found;
+    Free(found);
     return Status::kOk;
   }
 
@@ -1544,20 +1585,12 @@ struct CoreImpl final : drivers::PacketSink {
     RecvOp* found = nullptr;
     {
       std::lock_guard<SpinLock> lock(s->mu);
-      for (auto it = s->posted_wild.begin(); it != s->posted_wild.end(); ++it)
-        if ((*it)->req == &req) {
-          found = *it;
-          s->posted_wild.erase(it);
-          break;
-        }
-      for (auto b = s->posted_exact.begin();
-           found == nullptr && b != s->posted_exact.end(); ++b)
-        for (auto it = b->second.begin(); it != b->second.end(); ++it)
-          if ((*it)->req == &req) {
-            found = *it;
-            b->second.erase(it);
-            break;
-          }
+      s->match.RemovePostedIf(
+          [&](const PostedReceive& p) {
+            return found == nullptr &&
+                   static_cast<const RecvOp&>(p).req == &req;
+          },
+          [&](PostedReceive* p) { found = static_cast<RecvOp*>(p); });
     }
     if (found == nullptr)
       return req.state_.load(std::memory_order_acquire) == Request::kPending
@@ -1565,7 +1598,7 @@ struct CoreImpl final : drivers::PacketSink {
                  : Status::kInvalidArgument;
     req.info_ = RecvInfo{found->source, found->tag, 0, 0};
     FinishUser(found, Status::kCanceled);
-    delete found;
+    Free(found);
     return Status::kOk;
   }
 
@@ -1577,11 +1610,9 @@ struct CoreImpl final : drivers::PacketSink {
     if (tag < kAnyTag) return Status::kInvalidArgument;
     *found = false;
     Progress();
-    RecvOp probe;
-    probe.source = source;
-    probe.tag = tag;
     std::lock_guard<SpinLock> lock(s->mu);
-    if (Stashed* m = FindUnexpected(s, probe, /*take=*/false)) {
+    if (auto* m = static_cast<Stashed*>(
+            s->match.MatchReceive(source, tag, /*take=*/false))) {
       *found = true;
       if (info) *info = {m->peer, m->view.tag, m->view.msg_size, 0};
       return Status::kOk;
@@ -1643,7 +1674,7 @@ struct CoreImpl final : drivers::PacketSink {
     }
     for (SendOp* op : sends) {
       FinishUser(op, Status::kPeerFailed);
-      if (op->driver_ops.load() == 0) delete op;  // never reached a driver
+      if (op->driver_ops.load() == 0) Free(op);  // never reached a driver
     }
     std::vector<SessionState*> all;
     {
@@ -1653,25 +1684,14 @@ struct CoreImpl final : drivers::PacketSink {
     for (SessionState* s : all) {
       std::lock_guard<SpinLock> lock(s->mu);
       std::vector<RecvOp*> failed;
-      for (auto it = s->posted_wild.begin(); it != s->posted_wild.end();) {
-        if ((*it)->source == peer || (*it)->source == kAnySource) {
-          failed.push_back(*it);
-          it = s->posted_wild.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      for (auto it = s->posted_exact.begin(); it != s->posted_exact.end();) {
-        if (static_cast<int>(it->first >> 32) == peer) {
-          for (RecvOp* r : it->second) failed.push_back(r);
-          it = s->posted_exact.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      s->match.RemovePostedIf(
+          [peer](const PostedReceive& r) {
+            return r.source == peer || r.source == kAnySource;
+          },
+          [&](PostedReceive* r) { failed.push_back(static_cast<RecvOp*>(r)); });
       for (RecvOp* r : failed) {
         FinishUser(r, Status::kPeerFailed);
-        delete r;
+        Free(r);
       }
     }
   }
@@ -1948,28 +1968,27 @@ Core::~Core() {
     (void)c.engine->WaitFor(op->task, std::chrono::seconds(1));
   c.bcast_ops.clear();
   for (auto& [id, s] : c.sessions) {
-    for (auto* m : s->unexpected) delete m;
+    s->match.DrainUnexpected(
+        [&c](UnexpectedMessage* m) { c.Free(static_cast<Stashed*>(m)); });
     for (auto& f : s->from)
-      for (auto& [seq, m] : f.reorder) delete m;
-    auto cancel = [](RecvOp* r) {
+      for (auto& [seq, m] : f.reorder) c.Free(m);
+    s->match.DrainPosted([&c](PostedReceive* p) {
+      auto* r = static_cast<RecvOp*>(p);
       CoreImpl::FinishUser(r, Status::kCanceled);
-      delete r;
-    };
-    for (RecvOp* r : s->posted_wild) cancel(r);
-    for (auto& [key, q] : s->posted_exact)
-      for (RecvOp* r : q) cancel(r);
+      c.Free(r);
+    });
   }
-  for (auto* m : c.early) delete m;
+  for (auto* m : c.early) c.Free(m);
   for (auto& g : c.gates) {
     for (auto& [id, q] : g->queues)
       for (auto* op : q.queue) {
         CoreImpl::FinishUser(static_cast<SendOp*>(op), Status::kCanceled);
-        delete static_cast<SendOp*>(op);
+        c.Free(static_cast<SendOp*>(op));
       }
-    for (auto* op : g->control) delete static_cast<SendOp*>(op);
+    for (auto* op : g->control) c.Free(static_cast<SendOp*>(op));
     for (auto& [id, op] : g->rdv_waiting) {
       CoreImpl::FinishUser(op, Status::kCanceled);
-      delete op;
+      c.Free(op);
     }
   }
   for (auto& r : c.rails)
@@ -2019,6 +2038,7 @@ Result<Session*> Core::OpenSession(std::string_view name,
     s->id = id;
     s->strategy = std::move(strategy);
     s->from.resize(c.size);
+    s->out.assign(c.size, nullptr);
     s->handle.core_ = &c;
     s->handle.impl_ = s.get();
     st = s.get();

@@ -1,6 +1,7 @@
 #include "nmad/wire.h"
 
 #include <cstring>
+#include <new>
 
 namespace rondo::nmad::wire {
 namespace {
@@ -40,6 +41,9 @@ bool HasParts(ChunkKind kind) {
 }
 
 }  // namespace
+
+// "chunk I: ", the start of a decoding error (built only on errors).
+static std::string At(int i) { return "chunk " + std::to_string(i) + ": "; }
 
 size_t ChunkHeaderSize(ChunkKind kind, int nparts) {
   return FixedSize(kind) + (HasParts(kind) ? kPartSize * nparts : 0);
@@ -106,6 +110,46 @@ size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
   return size;
 }
 
+bool IsShortPacket(const void* data, size_t len) noexcept {
+  if (data == nullptr || len < 2) return false;
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  return Get<uint16_t>(p) == kShortMagic;
+}
+
+void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
+                      int32_t tag) noexcept {
+  uint8_t* p = out;
+  Put<uint16_t>(p, kShortMagic);
+  Put<uint16_t>(p, 0);
+  Put<uint32_t>(p, session);
+  Put<uint32_t>(p, seq);
+  Put<int32_t>(p, tag);
+}
+
+bool DecodeShort(const void* data, size_t len, ChunkView* out,
+                 std::string* why) {
+  auto fail = [why](const char* reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (data == nullptr || len < kShortHeaderSize)
+    return fail("short packet shorter than its 16-byte header");
+  const uint8_t* base = static_cast<const uint8_t*>(data);
+  const uint8_t* p = base;
+  if (Get<uint16_t>(p) != kShortMagic) return fail("bad magic number");
+  if (Get<uint16_t>(p) != 0) return fail("short packet with flags set");
+  ChunkView* c = new (out) ChunkView{};
+  c->kind = ChunkKind::kData;
+  c->session = Get<uint32_t>(p);
+  c->seq = Get<uint32_t>(p);
+  c->tag = Get<int32_t>(p);
+  if (c->tag < 0) return fail("short packet with a negative tag");
+  c->payload = base + kShortHeaderSize;
+  c->payload_size = len - kShortHeaderSize;
+  c->msg_size = c->payload_size;
+  return true;
+}
+
 int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
                  std::string* why) {
   auto fail = [why](std::string reason) {
@@ -133,29 +177,27 @@ int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
                 " is outside 1.." + std::to_string(max_chunks));
   const uint8_t* end = base + len;
   for (int i = 0; i < nchunks; ++i) {
-    const std::string at = "chunk " + std::to_string(i) + ": ";
     if (static_cast<size_t>(end - p) < kCommon)
-      return fail(at + "truncated chunk header");
+      return fail(At(i) + "truncated chunk header");
     const uint8_t* chunk = p;
     const uint8_t kind_raw = Get<uint8_t>(p);
     const int nparts = Get<uint8_t>(p);
     const uint16_t header_size = Get<uint16_t>(p);
     const uint32_t payload_size = Get<uint32_t>(p);
     if (kind_raw < 1 || kind_raw > 5)
-      return fail(at + "unknown kind " + std::to_string(kind_raw));
+      return fail(At(i) + "unknown kind " + std::to_string(kind_raw));
     const ChunkKind kind = static_cast<ChunkKind>(kind_raw);
     if (HasParts(kind) ? (nparts < 1 || nparts > kMaxParts) : nparts != 0)
-      return fail(at + "bad part count " + std::to_string(nparts));
+      return fail(At(i) + "bad part count " + std::to_string(nparts));
     if (header_size != ChunkHeaderSize(kind, nparts))
-      return fail(at + "header size " + std::to_string(header_size) +
+      return fail(At(i) + "header size " + std::to_string(header_size) +
                   " does not match its kind");
     if (static_cast<size_t>(end - chunk) < header_size)
-      return fail(at + "truncated chunk header");
+      return fail(At(i) + "truncated chunk header");
     if (static_cast<size_t>(end - chunk) - header_size < payload_size)
-      return fail(at + "payload of " + std::to_string(payload_size) +
+      return fail(At(i) + "payload of " + std::to_string(payload_size) +
                   " bytes runs past the packet");
-    ChunkView& c = out[i];
-    c = ChunkView{};
+    ChunkView& c = *new (&out[i]) ChunkView{};
     c.kind = kind;
     c.nparts = HasParts(kind) ? nparts : 0;
     switch (kind) {
@@ -189,32 +231,32 @@ int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
         break;
     }
     if ((kind == ChunkKind::kData || kind == ChunkKind::kRts) && c.tag < 0)
-      return fail(at + "negative tag " + std::to_string(c.tag));
+      return fail(At(i) + "negative tag " + std::to_string(c.tag));
     if ((kind == ChunkKind::kRtr || kind == ChunkKind::kRts) &&
         payload_size != 0)
-      return fail(at + "control chunk with a payload");
+      return fail(At(i) + "control chunk with a payload");
     uint64_t sum = 0;
     for (int k = 0; k < c.nparts; ++k) {
       c.parts[k].bytes = Get<uint64_t>(p);
       c.parts[k].rail = Get<uint8_t>(p);
       p += 7;
       if (c.parts[k].bytes > (uint64_t{1} << 48))
-        return fail(at + "part larger than 2^48 bytes");
+        return fail(At(i) + "part larger than 2^48 bytes");
       sum += c.parts[k].bytes;
     }
     if (HasParts(kind) && sum != c.msg_size)
-      return fail(at + "parts add up to " + std::to_string(sum) +
+      return fail(At(i) + "parts add up to " + std::to_string(sum) +
                   " bytes, message is " + std::to_string(c.msg_size));
     const uint8_t* payload = chunk + header_size;
     if (kind == ChunkKind::kAm || kind == ChunkKind::kAmRts) {
       if (c.am_header_size > payload_size)
-        return fail(at + "active-message header larger than the payload");
+        return fail(At(i) + "active-message header larger than the payload");
       c.am_header = payload;
       const uint64_t body_inline = payload_size - c.am_header_size;
       if (kind == ChunkKind::kAm && body_inline != c.msg_size)
-        return fail(at + "active-message body size does not match");
+        return fail(At(i) + "active-message body size does not match");
       if (kind == ChunkKind::kAmRts && body_inline != 0)
-        return fail(at + "rendezvous active message with an inline body");
+        return fail(At(i) + "rendezvous active message with an inline body");
       c.payload = payload + c.am_header_size;
       c.payload_size = body_inline;
     } else {

@@ -15,6 +15,15 @@
 //   kAm      active message: session, handler id, header and body inline.
 //   kAmRts   active message whose body comes by rendezvous: payload = header.
 //
+// Short data packets carry one small eager message with no chunk framing,
+// so that an 8-byte message and its envelope fit one 64-byte cache line of a
+// shared-memory FIFO (the sender's fast path, nmad/core.cc):
+//
+//   [u16 kShortMagic][u16 flags = 0][u32 session][u32 seq][i32 tag][payload]
+//
+// The payload is the rest of the packet (IsShortPacket tells the two apart
+// by the magic number).
+//
 // DecodePacket() validates the whole packet before anything is used: magic,
 // version, lengths, kinds, part plans. A packet that fails is dropped whole;
 // nothing is read outside [data, data + len).
@@ -28,6 +37,8 @@
 namespace rondo::nmad::wire {
 
 inline constexpr uint16_t kMagic = 0x4e52;  // "RN"
+inline constexpr uint16_t kShortMagic = 0x5352;  // "RS"
+inline constexpr size_t kShortHeaderSize = 16;
 inline constexpr uint8_t kVersion = 1;
 inline constexpr size_t kPacketHeaderSize = 8;
 inline constexpr int kMaxChunksPerPacket = 64;
@@ -76,8 +87,20 @@ void WritePacketHeader(uint8_t* out, int nchunks, uint32_t total);
 size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
                         uint64_t payload_size);
 
+// True when `data` (`len` bytes) starts with the short packet's magic.
+bool IsShortPacket(const void* data, size_t len) noexcept;
+// Writes a short packet header (kShortHeaderSize bytes) into `out`.
+void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
+                      int32_t tag) noexcept;
+// Validates and decodes a short packet into `*out` (a kData chunk whose
+// payload points into the packet). Returns false with `*why` set when it
+// is malformed (too short, flags set, negative tag).
+bool DecodeShort(const void* data, size_t len, ChunkView* out,
+                 std::string* why);
+
 // Validates and decodes a packet. Returns the number of chunks (>= 1), or -1
-// with `*why` set when the packet is malformed.
+// with `*why` set when the packet is malformed. `out` may be uninitialized
+// storage for `max_chunks` views: only the chunks found are constructed.
 int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
                  std::string* why);
 

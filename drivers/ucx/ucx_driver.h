@@ -185,6 +185,7 @@ class UcxDriver final : public Driver {
   // The common end: `r` is what UCX returned (a ucs_status_ptr_t, not null). An error gives the
   // operation back and is returned; otherwise the request is kept.
   Status EndPost(Op* op, void* r) noexcept;
+  Status PostPacketNow(int peer, const iovec* iov, int iovcnt) noexcept;
   void ReleaseOp(Op* op) noexcept;
   void Track(Op* op) noexcept;
   void Untrack(Op* op) noexcept;
@@ -198,6 +199,7 @@ class UcxDriver final : public Driver {
   friend struct UcxCallbacks;
 
   UcxDriverOptions options_;
+  uint32_t self_header_ = 0;  // options_.self: every packet's AM header
   DriverCaps caps_;
   ucp_context* context_ = nullptr;
   ucp_worker* worker_ = nullptr;

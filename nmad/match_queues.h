@@ -1,0 +1,166 @@
+// MatchQueues: MPI matching for one session, as a pure data structure.
+//
+// Posted receives and unexpected messages, with MPI's ordering rules:
+//   * a message is matched by the EARLIEST posted receive whose source and
+//     tag match it (each may be a wildcard);
+//   * a receive is matched by the EARLIEST arrived unexpected message it
+//     matches (messages from one source arrive in their send order, which
+//     the caller guarantees by sequence numbers before calling Arrive).
+// Exact (source, tag) receives and unexpected messages sit in per-key FIFO
+// "bins", so matching costs one hash lookup however many are outstanding;
+// wildcard receives sit in one FIFO that only wildcard users pay for; every
+// unexpected message is also on one list in arrival order (for wildcard
+// receives and probes).
+//
+// Everything is intrusive: a receive is a PostedReceive the caller embeds
+// in its own operation, a message an UnexpectedMessage; no allocation once
+// a key's bin exists, and bins are kept when they empty, so the steady
+// state of an application (the same peers and tags over and over) never
+// allocates. Empty bins are swept when a new key would make more than
+// kSweepBins (then twice the bins kept), for applications whose tags grow
+// without bound.
+//
+// No driver, no locks: the caller serializes (nmad holds the session lock).
+#ifndef RONDO_NMAD_MATCH_QUEUES_H_
+#define RONDO_NMAD_MATCH_QUEUES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+
+namespace rondo::nmad {
+
+inline constexpr int kMatchAnySource = -1;
+inline constexpr int kMatchAnyTag = -1;
+
+struct MatchBin;
+
+// A posted receive (embedded in the caller's receive operation).
+struct PostedReceive {
+  int source = kMatchAnySource;
+  int tag = kMatchAnyTag;
+  // Internal: posting order and the FIFO holding it (null when not posted).
+  uint64_t post_seq = 0;
+  PostedReceive* prev = nullptr;
+  PostedReceive* next = nullptr;
+  MatchBin* bin = nullptr;
+};
+
+// A message that arrived before its receive (embedded in the caller's copy).
+struct UnexpectedMessage {
+  int peer = -1;
+  int tag = 0;
+  // Internal: its key's FIFO and the arrival-order list.
+  UnexpectedMessage* key_next = nullptr;
+  UnexpectedMessage* arrival_prev = nullptr;
+  UnexpectedMessage* arrival_next = nullptr;
+  MatchBin* bin = nullptr;
+};
+
+struct MatchBin {
+  PostedReceive* posted_head = nullptr;
+  PostedReceive* posted_tail = nullptr;
+  UnexpectedMessage* unexpected_head = nullptr;
+  UnexpectedMessage* unexpected_tail = nullptr;
+  bool empty() const noexcept {
+    return posted_head == nullptr && unexpected_head == nullptr;
+  }
+};
+
+class MatchQueues {
+ public:
+  static constexpr size_t kSweepBins = 4096;
+
+  MatchQueues() = default;
+  MatchQueues(const MatchQueues&) = delete;
+  MatchQueues& operator=(const MatchQueues&) = delete;
+
+  // Appends `r` (source >= 0 or kMatchAnySource, tag >= 0 or kMatchAnyTag)
+  // to the posted receives. May allocate a bin for a new (source, tag).
+  void Post(PostedReceive* r);
+  // The earliest posted receive matching a message from `peer` with `tag`
+  // (both >= 0), removed unless `peek`; null when none matches.
+  PostedReceive* MatchMessage(int peer, int tag, bool peek = false) noexcept;
+  // Removes `r` if it is posted; false when it is not.
+  bool Cancel(PostedReceive* r) noexcept;
+
+  // Appends a message (peer >= 0, tag >= 0) that matched no posted receive.
+  void Arrive(UnexpectedMessage* m);
+  // The earliest unexpected message that a receive (or probe) from `source`
+  // with `tag` (wildcards allowed) matches, removed when `take`; null when
+  // none.
+  UnexpectedMessage* MatchReceive(int source, int tag, bool take) noexcept;
+
+  // Removes and passes to `fn` every posted receive for which `pred` is
+  // true (peer failure: receives from that peer and wildcard ones).
+  template <typename Pred, typename Fn>
+  void RemovePostedIf(Pred&& pred, Fn&& fn);
+  // Removes and passes to `fn` every posted receive / unexpected message
+  // (shutdown), in no particular order.
+  template <typename Fn>
+  void DrainPosted(Fn&& fn);
+  template <typename Fn>
+  void DrainUnexpected(Fn&& fn);
+
+  size_t posted() const noexcept { return posted_; }
+  size_t unexpected() const noexcept { return unexpected_; }
+  size_t bins() const noexcept { return bins_.size(); }
+
+ private:
+  static uint64_t Key(int source, int tag) noexcept {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
+           static_cast<uint32_t>(tag);
+  }
+  MatchBin* BinFor(int source, int tag);
+  MatchBin* FindBin(int source, int tag) noexcept;
+  static void Unlink(PostedReceive* r) noexcept;
+  void UnlinkUnexpected(UnexpectedMessage* m) noexcept;
+
+  std::unordered_map<uint64_t, MatchBin> bins_;
+  // Wildcard receives (source or tag a wildcard), posting order.
+  MatchBin wild_;
+  // Every unexpected message, arrival order.
+  UnexpectedMessage* arrival_head_ = nullptr;
+  UnexpectedMessage* arrival_tail_ = nullptr;
+  uint64_t next_post_ = 0;
+  size_t posted_ = 0;
+  size_t unexpected_ = 0;
+  size_t sweep_at_ = kSweepBins;  // bin count that triggers a sweep
+};
+
+template <typename Pred, typename Fn>
+void MatchQueues::RemovePostedIf(Pred&& pred, Fn&& fn) {
+  auto sweep = [&](MatchBin& b) {
+    for (PostedReceive* r = b.posted_head; r != nullptr;) {
+      PostedReceive* next = r->next;
+      if (pred(*r)) {
+        Unlink(r);
+        --posted_;
+        fn(r);
+      }
+      r = next;
+    }
+  };
+  sweep(wild_);
+  for (auto& [key, b] : bins_) sweep(b);
+}
+
+template <typename Fn>
+void MatchQueues::DrainPosted(Fn&& fn) {
+  RemovePostedIf([](const PostedReceive&) { return true; },
+                 std::forward<Fn>(fn));
+}
+
+template <typename Fn>
+void MatchQueues::DrainUnexpected(Fn&& fn) {
+  while (arrival_head_ != nullptr) {
+    UnexpectedMessage* m = arrival_head_;
+    UnlinkUnexpected(m);
+    fn(m);
+  }
+}
+
+}  // namespace rondo::nmad
+
+#endif  // RONDO_NMAD_MATCH_QUEUES_H_

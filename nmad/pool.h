@@ -1,0 +1,81 @@
+// Pool<T>: a free list of T for the message path (UCX's ucs_mpool is the
+// model): objects are carved from chunks of kChunk, handed out and taken
+// back with no allocation once the pool has grown to the steady state's
+// peak, and freed only with the pool.
+//
+// Get() value-initializes the object (T{}); Put() destroys it. A spin lock
+// guards the list: gets and puts are a few instructions each and come from
+// any thread (a receive is posted by the application and completed by
+// whichever thread polls the rail).
+#ifndef RONDO_NMAD_POOL_H_
+#define RONDO_NMAD_POOL_H_
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "queues/spin_lock.h"
+
+namespace rondo::nmad {
+
+template <typename T>
+class Pool {
+ public:
+  static constexpr size_t kChunk = 64;
+
+  Pool() = default;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() = default;  // objects still out are the owner's bug: not destroyed
+
+  // A value-initialized T (std::bad_alloc when the pool cannot grow).
+  T* Get() {
+    Slot* s;
+    {
+      std::lock_guard<queues::SpinLock> lock(mu_);
+      if (free_ == nullptr) Grow();
+      s = free_;
+      free_ = s->next;
+      ++out_;
+    }
+    return new (s->storage) T{};
+  }
+  // Gives `p` (from Get of this pool) back; null is ignored.
+  void Put(T* p) noexcept {
+    if (p == nullptr) return;
+    p->~T();
+    Slot* s = reinterpret_cast<Slot*>(p);
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    s->next = free_;
+    free_ = s;
+    --out_;
+  }
+  // Objects handed out and not yet given back; objects carved so far.
+  size_t out() const noexcept { return out_; }
+  size_t capacity() const noexcept { return chunks_.size() * kChunk; }
+
+ private:
+  union Slot {
+    Slot* next;
+    alignas(T) unsigned char storage[sizeof(T)];
+  };
+  void Grow() {
+    chunks_.push_back(std::make_unique<Slot[]>(kChunk));
+    Slot* c = chunks_.back().get();
+    for (size_t i = 0; i < kChunk; ++i) {
+      c[i].next = free_;
+      free_ = &c[i];
+    }
+  }
+
+  queues::SpinLock mu_;
+  Slot* free_ = nullptr;
+  size_t out_ = 0;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+};
+
+}  // namespace rondo::nmad
+
+#endif  // RONDO_NMAD_POOL_H_
