@@ -116,6 +116,10 @@ class Driver {
   // Delivers packets and completions; returns how many events it handled
   // (0: nothing happened, cheap to call again).
   virtual int Poll() noexcept = 0;
+  // False only when Poll() certainly has nothing to deliver (a driver whose
+  // events all come from its own posts, like loopback, can tell without
+  // the caller's lock); a waiter then skips it. The default: always poll.
+  virtual bool HasWork() const noexcept { return true; }
 
   // ---- Sleeping (optional, caps().wakeup_fd) ----
   // A file descriptor that becomes readable when Poll() has work, after a

@@ -15,6 +15,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -238,7 +239,18 @@ struct Rail final : engine::WakeupSource {
   std::atomic<bool> has_dirty{false};
   std::vector<PacketBuf*> free_bufs;  // under mu
   std::atomic<uint64_t> bytes{0};
+  // Message-path counters, written only by the rail's holder (so a plain
+  // load and store, no locked instruction), read by Core::stats().
+  struct Counters {
+    std::atomic<uint64_t> packets_sent{0}, packets_received{0},
+        chunks_sent{0}, eager_sent{0}, rendezvous_sent{0};
+  } counters;
 };
+
+// Adds `n` to a counter that only the holder of its rail writes.
+inline void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 
 thread_local Rail* t_held_rail = nullptr;
 
@@ -330,6 +342,7 @@ struct CoreImpl final : drivers::PacketSink {
 
   mutable std::shared_mutex sessions_mu;
   std::unordered_map<uint32_t, std::unique_ptr<SessionState>> sessions;
+  std::array<std::atomic<SessionState*>, 8> session_slots{};
   std::vector<Stashed*> early;  // chunks for sessions not open yet
 
   // Dynamic broadcasts: their own channel (a session with one handler),
@@ -342,9 +355,9 @@ struct CoreImpl final : drivers::PacketSink {
   std::vector<std::string> failure_text;
 
   std::atomic<uint64_t> next_rdv{1};
+  // The rare events' counters (the message path's are per rail).
   struct Counters {
-    std::atomic<uint64_t> packets_sent{0}, packets_received{0},
-        chunks_sent{0}, eager_sent{0}, rendezvous_sent{0}, unexpected{0},
+    std::atomic<uint64_t> unexpected{0},
         bad_packets{0}, am_dropped{0}, reordered{0}, bcast_sent{0},
         bcast_forwarded{0}, bcast_delivered{0}, bcast_dropped{0},
         bcast_in_place{0};
@@ -638,8 +651,13 @@ struct CoreImpl final : drivers::PacketSink {
         r.has_dirty.store(true, std::memory_order_release);
         return;
       }
-      counters.packets_sent.fetch_add(1, std::memory_order_relaxed);
-      counters.chunks_sent.fetch_add(chunks.size(), std::memory_order_relaxed);
+      Bump(r.counters.packets_sent);
+      Bump(r.counters.chunks_sent, chunks.size());
+      for (PendingChunk* pc : chunks) {
+        const ChunkKind k = static_cast<SendOp*>(pc)->kind;
+        if (k == ChunkKind::kData) Bump(r.counters.eager_sent);
+        if (k == ChunkKind::kRts) Bump(r.counters.rendezvous_sent);
+      }
       if (s == Status::kInProgress) continue;
       FinishPacket(*b, s);  // kOk or an error
     }
@@ -683,9 +701,9 @@ struct CoreImpl final : drivers::PacketSink {
       }
     }
     if (sent) {
-      counters.packets_sent.fetch_add(1, std::memory_order_relaxed);
-      counters.chunks_sent.fetch_add(1, std::memory_order_relaxed);
-      counters.eager_sent.fetch_add(1, std::memory_order_relaxed);
+      Bump(r.counters.packets_sent);
+      Bump(r.counters.chunks_sent);
+      Bump(r.counters.eager_sent);
     }
     DrainRail(r);
     t_held_rail = nullptr;
@@ -905,7 +923,8 @@ struct CoreImpl final : drivers::PacketSink {
   // ---- receiving ----
   void OnPacket(int peer, int rail, const void* data,
                 size_t len) noexcept override {
-    counters.packets_received.fetch_add(1, std::memory_order_relaxed);
+    if (rail >= 0 && rail < static_cast<int>(rails.size()))
+      Bump(rails[static_cast<size_t>(rail)]->counters.packets_received);
     std::string why;
     if (wire::IsShortPacket(data, len)) {
       alignas(ChunkView) unsigned char one[sizeof(ChunkView)];
@@ -960,6 +979,13 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   SessionState* FindSession(uint32_t id) {
+    // The first sessions opened, without a lock (sessions live as long as
+    // the core; the slots are written once, under sessions_mu).
+    for (auto& slot : session_slots) {
+      SessionState* s = slot.load(std::memory_order_acquire);
+      if (s == nullptr) break;
+      if (s->id == id) return s;
+    }
     std::shared_lock<std::shared_mutex> lock(sessions_mu);
     auto it = sessions.find(id);
     return it == sessions.end() ? nullptr : it->second.get();
@@ -1175,12 +1201,10 @@ struct CoreImpl final : drivers::PacketSink {
     if (len <= options.eager_limit && !synchronous) {
       op->kind = ChunkKind::kData;
       op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kData) + len;
-      counters.eager_sent.fetch_add(1, std::memory_order_relaxed);
     } else {
       op->kind = ChunkKind::kRts;
       PlanRendezvous(s, op);
       op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kRts, op->nparts);
-      counters.rendezvous_sent.fetch_add(1, std::memory_order_relaxed);
     }
     return Post(s, op);
   }
@@ -1631,7 +1655,10 @@ struct CoreImpl final : drivers::PacketSink {
   int Progress() noexcept {
     thread_local uint32_t pass = 0;
     int n = 0;
-    for (auto& r : rails) n += PollRail(*r);
+    for (auto& r : rails)
+      if (r->driver->HasWork() || r->has_ops.load(std::memory_order_relaxed) ||
+          r->has_dirty.load(std::memory_order_relaxed))
+        n += PollRail(*r);
     if ((++pass & 3) == 0) n += engine->Poll();
     if ((pass & 63) == 0) n += CheckBootstrapFailures();
     return n;
@@ -2043,6 +2070,11 @@ Result<Session*> Core::OpenSession(std::string_view name,
     s->handle.impl_ = s.get();
     st = s.get();
     c.sessions.emplace(id, std::move(s));
+    for (auto& slot : c.session_slots)
+      if (slot.load(std::memory_order_relaxed) == nullptr) {
+        slot.store(st, std::memory_order_release);
+        break;
+      }
     for (auto it2 = c.early.begin(); it2 != c.early.end();) {
       if ((*it2)->view.session == id) {
         replay.push_back(*it2);
@@ -2151,11 +2183,13 @@ std::string Core::FailureText(int rank) const {
 CoreStats Core::stats() const noexcept {
   const auto& k = impl_->counters;
   CoreStats s;
-  s.packets_sent = k.packets_sent.load();
-  s.packets_received = k.packets_received.load();
-  s.chunks_sent = k.chunks_sent.load();
-  s.eager_sent = k.eager_sent.load();
-  s.rendezvous_sent = k.rendezvous_sent.load();
+  for (const auto& r : impl_->rails) {
+    s.packets_sent += r->counters.packets_sent.load();
+    s.packets_received += r->counters.packets_received.load();
+    s.chunks_sent += r->counters.chunks_sent.load();
+    s.eager_sent += r->counters.eager_sent.load();
+    s.rendezvous_sent += r->counters.rendezvous_sent.load();
+  }
   s.unexpected = k.unexpected.load();
   s.bad_packets = k.bad_packets.load();
   s.am_dropped = k.am_dropped.load();

@@ -21,14 +21,22 @@ MatchBin* MatchQueues::BinFor(int source, int tag) {
     for (auto it = bins_.begin(); it != bins_.end();)
       it = it->second.empty() ? bins_.erase(it) : std::next(it);
     sweep_at_ = std::max(kSweepBins, 2 * bins_.size());
+    last_bin_ = nullptr;
   }
-  return &bins_[Key(source, tag)];
+  const uint64_t key = Key(source, tag);
+  if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
+  last_key_ = key;
+  return last_bin_ = &bins_[key];
 }
 
 MatchBin* MatchQueues::FindBin(int source, int tag) noexcept {
   if (bins_.empty()) return nullptr;
-  auto it = bins_.find(Key(source, tag));
-  return it == bins_.end() ? nullptr : &it->second;
+  const uint64_t key = Key(source, tag);
+  if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
+  auto it = bins_.find(key);
+  if (it == bins_.end()) return nullptr;
+  last_key_ = key;
+  return last_bin_ = &it->second;
 }
 
 void MatchQueues::Unlink(PostedReceive* r) noexcept {

@@ -127,6 +127,9 @@ class MatchQueues {
   size_t posted_ = 0;
   size_t unexpected_ = 0;
   size_t sweep_at_ = kSweepBins;  // bin count that triggers a sweep
+  // The bin used last (pointers into the map stay valid until a sweep).
+  uint64_t last_key_ = 0;
+  MatchBin* last_bin_ = nullptr;
 };
 
 template <typename Pred, typename Fn>

@@ -62,7 +62,12 @@ Status LoopbackDriver::PostPacket(int peer, const iovec* iov, int iovcnt,
   for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
   if (total > caps_.max_packet) return Status::kInvalidArgument;
   try {
-    std::vector<uint8_t> packet(total);
+    std::vector<uint8_t> packet;
+    if (!spare_.empty()) {
+      packet.swap(spare_.back());
+      spare_.pop_back();
+    }
+    packet.resize(total);
     size_t offset = 0;
     for (int i = 0; i < iovcnt; ++i) {
       if (iov[i].iov_len == 0) continue;
@@ -73,6 +78,7 @@ Status LoopbackDriver::PostPacket(int peer, const iovec* iov, int iovcnt,
   } catch (const std::bad_alloc&) {
     return Status::kNoResource;
   }
+  pending_.fetch_add(1, std::memory_order_release);
   return Status::kOk;  // copied: the caller's buffers are free again
 }
 
@@ -81,6 +87,7 @@ void LoopbackDriver::Match(const PendingSend& send,
   const size_t bytes = std::min(send.len, recv.len);
   if (bytes > 0) std::memcpy(recv.buf, send.buf, bytes);
   // ready_ may grow here; a deque keeps earlier entries where they are.
+  pending_.fetch_add(2, std::memory_order_release);
   ready_.push_back({send.done, Status::kOk, send.len});
   ready_.push_back({recv.done,
                     send.len > recv.len ? Status::kTruncated : Status::kOk,
@@ -135,19 +142,30 @@ Status LoopbackDriver::PostRdvRecv(int peer, uint64_t key, void* buf,
 int LoopbackDriver::Poll() noexcept {
   int events = 0;
   // Only what was queued on entry: callbacks may post more.
-  size_t packets = packets_.size();
-  while (packets-- > 0) {
-    std::vector<uint8_t> packet = std::move(packets_.front());
-    packets_.pop_front();
+  const size_t end = packets_.size();
+  while (packets_head_ < end) {
+    std::vector<uint8_t> packet = std::move(packets_[packets_head_++]);
+    pending_.fetch_sub(1, std::memory_order_relaxed);
     if (sink_ != nullptr) {
       sink_->OnPacket(self_, rail_, packet.data(), packet.size());
     }
     ++events;
+    try {
+      spare_.push_back(std::move(packet));
+    } catch (const std::bad_alloc&) {
+      // Dropped: the next post allocates.
+    }
   }
+  // Drop the delivered slots (what callbacks posted meanwhile moves to the
+  // front; no allocation).
+  packets_.erase(packets_.begin(),
+                 packets_.begin() + static_cast<ptrdiff_t>(packets_head_));
+  packets_head_ = 0;
   size_t completions = ready_.size();
   while (completions-- > 0) {
     Ready r = ready_.front();
     ready_.pop_front();
+    pending_.fetch_sub(1, std::memory_order_relaxed);
     r.done->fn(r.done, r.status, r.bytes);
     ++events;
   }
@@ -158,6 +176,8 @@ void LoopbackDriver::Close(int timeout_ms) noexcept {
   if (closed_) return;
   closed_ = true;
   packets_.clear();
+  packets_head_ = 0;
+  pending_.store(0, std::memory_order_relaxed);
   // Gather first: a completion may call Post* again (it then fails with
   // kCanceled because closed_ is set).
   // Matched transfers are done (the data moved): they keep their status.

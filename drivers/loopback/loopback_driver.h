@@ -16,6 +16,7 @@
 #ifndef RONDO_DRIVERS_LOOPBACK_LOOPBACK_DRIVER_H_
 #define RONDO_DRIVERS_LOOPBACK_LOOPBACK_DRIVER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -72,6 +73,9 @@ class LoopbackDriver final : public Driver {
   // (work posted from inside the callbacks waits for the next Poll, so a
   // sink that answers every packet cannot keep Poll running forever).
   int Poll() noexcept override;
+  bool HasWork() const noexcept override {
+    return pending_.load(std::memory_order_acquire) != 0;
+  }
 
  private:
   struct PendingSend {
@@ -99,7 +103,15 @@ class LoopbackDriver final : public Driver {
   PacketSink* sink_ = nullptr;
   int rail_ = 0;
   bool closed_ = false;
-  std::deque<std::vector<uint8_t>> packets_;
+  // Packets in posting order, from packets_head_; delivered buffers go to
+  // spare_ and are reused (their capacity kept): no allocation per packet
+  // once the steady state's sizes have been seen.
+  std::vector<std::vector<uint8_t>> packets_;
+  size_t packets_head_ = 0;
+  std::vector<std::vector<uint8_t>> spare_;
+  // Packets and completions not yet delivered (read without the caller's
+  // lock by HasWork).
+  std::atomic<size_t> pending_{0};
   std::multimap<uint64_t, PendingSend> sends_;  // unmatched, FIFO per key
   std::unordered_map<uint64_t, PendingRecv> recvs_;  // unmatched
   std::deque<Ready> ready_;                          // matched, undelivered

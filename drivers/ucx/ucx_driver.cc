@@ -565,6 +565,7 @@ Status UcxDriver::EndPost(Op* op, void* r) noexcept {
 }
 
 int UcxDriver::DeliverFinished() noexcept {
+  if (finished_.empty()) return 0;
   // Swap out: completions may post, and an immediate completion queues into
   // finished_ again (delivered by the next Poll; Arm reports kBusy until).
   std::vector<Op*> batch;
