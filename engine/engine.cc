@@ -367,6 +367,8 @@ void Engine::BindCurrentThread(int core) {
   thread_core = {id_, core};
 }
 
+int64_t Engine::queued_tasks() const noexcept { return tree_->queued(); }
+
 int Engine::Poll() noexcept {
   // Engine threads schedule through QueueTree directly, so this counts the
   // application's (and task runtimes') explicit polls.

@@ -81,6 +81,10 @@ class Engine {
   // One scheduling pass from the caller's core; returns how many task runs
   // did work.
   int Poll() noexcept;
+  // Tasks submitted and not finished (repeat tasks included), cheap: a
+  // waiter that polls its own work directly skips Poll() while only its own
+  // polling tasks are queued.
+  int64_t queued_tasks() const noexcept;
   // One scheduling pass from `core`, for a task runtime's idle loop; the
   // caller asserts that it runs on `core`. kInvalidArgument (and *worked
   // untouched) for a core that does not exist.

@@ -21,6 +21,7 @@ QueueTree::QueueTree(std::shared_ptr<const topology::Topology> topo,
 }
 
 void QueueTree::Finish(Task& task, TaskState final_state) noexcept {
+  queued_.fetch_sub(1, std::memory_order_relaxed);
   uint32_t old = task.state_.exchange(static_cast<uint32_t>(final_state),
                                       std::memory_order_acq_rel);
   if (old & Task::kWaiterBit) internal::FutexWake(&task.state_, INT32_MAX);

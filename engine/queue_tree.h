@@ -14,6 +14,8 @@
 #ifndef RONDO_ENGINE_QUEUE_TREE_H_
 #define RONDO_ENGINE_QUEUE_TREE_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -48,7 +50,14 @@ class QueueTree {
   // Queues `task` (state already set to kQueued) in node `node`.
   void Push(Task& task, int node) noexcept {
     task.queue_node_ = node;
+    queued_.fetch_add(1, std::memory_order_relaxed);
     queues_[node]->Push(&task);
+  }
+
+  // Tasks submitted and not finished yet (repeat tasks count once while
+  // they keep going back to their queue). Approximate under concurrency.
+  int64_t queued() const noexcept {
+    return queued_.load(std::memory_order_relaxed);
   }
 
   // Algorithm 1 from `core`: for each queue from the core's to the global
@@ -78,7 +87,7 @@ class QueueTree {
 
   // Marks `task` finished with `final_state` and wakes a thread sleeping on
   // it in Engine::Wait.
-  static void Finish(Task& task, TaskState final_state) noexcept;
+  void Finish(Task& task, TaskState final_state) noexcept;
 
  private:
   // The hot paths are instantiated per queue class (both are final), so
@@ -98,6 +107,7 @@ class QueueTree {
   std::shared_ptr<const topology::Topology> topo_;
   queues::QueueKind kind_;
   std::vector<std::unique_ptr<queues::TaskQueue>> queues_;  // per node
+  alignas(64) std::atomic<int64_t> queued_{0};
   std::vector<std::vector<int>> paths_;                      // per core
   Tracer* tracer_ = nullptr;
 };

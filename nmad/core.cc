@@ -1659,7 +1659,14 @@ struct CoreImpl final : drivers::PacketSink {
       if (r->driver->HasWork() || r->has_ops.load(std::memory_order_relaxed) ||
           r->has_dirty.load(std::memory_order_relaxed))
         n += PollRail(*r);
-    if ((++pass & 3) == 0) n += engine->Poll();
+    // The engine's queues hold this core's polling tasks (one per rail,
+    // just done by hand); other tasks get a pass one time in four, and the
+    // tree is walked one time in 64 regardless.
+    ++pass;
+    if (((pass & 3) == 0 &&
+         engine->queued_tasks() > static_cast<int64_t>(rails.size())) ||
+        (pass & 63) == 0)
+      n += engine->Poll();
     if ((pass & 63) == 0) n += CheckBootstrapFailures();
     return n;
   }
