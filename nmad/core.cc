@@ -56,6 +56,11 @@ constexpr int kMaxChunks = 10;
 constexpr size_t kInlineCopy = 256;
 // Eager messages up to this size may take the short-packet fast path.
 constexpr size_t kShortMax = 1024;
+// Short packets up to Rail::immediate_max bytes are first offered to the
+// driver from the stack (copied out at once, or refused); the bound starts
+// here and shrinks to what the rail accepted, never below kMinImmediate.
+constexpr size_t kFirstImmediate = 128;
+constexpr size_t kMinImmediate = 24;
 const size_t kHeaderRoom =
     wire::kPacketHeaderSize +
     kMaxChunks * (wire::ChunkHeaderSize(wire::ChunkKind::kRts, wire::kMaxParts) +
@@ -209,6 +214,7 @@ struct PacketBuf {
   struct Rail* rail = nullptr;
   Gate* gate = nullptr;
   std::vector<SendOp*> ops;       // eager, AM, RTR: freed with the packet
+  Request* req = nullptr;         // a short packet's send (TrySendShort)
   std::vector<uint64_t> rts_ids;  // rendezvous announced by this packet
   std::vector<iovec> iov;
   std::vector<uint8_t> header;
@@ -238,6 +244,7 @@ struct Rail final : engine::WakeupSource {
   std::vector<Gate*> dirty;
   std::atomic<bool> has_dirty{false};
   std::vector<PacketBuf*> free_bufs;  // under mu
+  size_t immediate_max = kFirstImmediate;  // under mu (TrySendShort)
   std::atomic<uint64_t> bytes{0};
   // Message-path counters, written only by the rail's holder (so a plain
   // load and store, no locked instruction), read by Core::stats().
@@ -477,7 +484,7 @@ struct CoreImpl final : drivers::PacketSink {
     auto* b = new PacketBuf;
     b->core = this;
     b->rail = &r;
-    b->header.resize(kHeaderRoom);
+    b->header.resize(std::max(kHeaderRoom, wire::kShortHeaderSize + kShortMax));
     b->c.fn = &PacketDone;
     return b;
   }
@@ -488,6 +495,10 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   void FinishPacket(PacketBuf& b, Status s) noexcept {
+    if (Request* req = b.req) {
+      b.req = nullptr;
+      req->Complete(IsError(s) ? s : Status::kOk);
+    }
     for (SendOp* op : b.ops) {
       if (op->req) FinishUser(op, IsError(s) ? s : Status::kOk);
       Free(op);
@@ -675,10 +686,16 @@ struct CoreImpl final : drivers::PacketSink {
 
   // The small-message fast path: when nothing is queued at the gate and
   // this thread gets the rail, the message leaves now as one short packet
-  // copied out by the driver (PostPacket without a completion): no
-  // operation, no queue, no allocation. False: take the ordinary path.
+  // (nmad/wire.h): no operation, no queue, no allocation. The packet is
+  // built on the stack and copied out by the driver at once (PostPacket
+  // without a completion) when it fits the rail's immediate size: `req` is
+  // then complete. Else it goes in a pooled packet buffer, and `req`
+  // completes with the packet (the driver may still hold it in its own
+  // queue, which only this process's progress empties: the sender keeps
+  // polling until then, as with any send). False: nothing was sent, take
+  // the ordinary path.
   bool TrySendShort(SessionState* s, int dest, int tag, const void* buf,
-                    size_t len) noexcept {
+                    size_t len, Request& req) noexcept {
     Gate& g = *gates[dest];
     Rail& r = *rails[g.packet_rail];
     if (t_held_rail != nullptr || !r.mu.try_lock()) return false;
@@ -689,11 +706,44 @@ struct CoreImpl final : drivers::PacketSink {
       if (!g.failed.load(std::memory_order_relaxed) && g.control.empty() &&
           g.active.empty()) {
         GateQueue& q = QueueOf(g, s);
-        alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
-        wire::WriteShortHeader(packet, s->id, q.next_seq, tag);
-        if (len) std::memcpy(packet + wire::kShortHeaderSize, buf, len);
-        iovec iov{packet, wire::kShortHeaderSize + len};
-        if (r.driver->PostPacket(dest, &iov, 1, nullptr) == Status::kOk) {
+        const size_t total = wire::kShortHeaderSize + len;
+        Status st = Status::kNoResource;
+        if (total <= r.immediate_max) {
+          alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
+          wire::WriteShortHeader(packet, s->id, q.next_seq, tag);
+          if (len) std::memcpy(packet + wire::kShortHeaderSize, buf, len);
+          iovec iov{packet, total};
+          st = r.driver->PostPacket(dest, &iov, 1, nullptr);
+          // Refused: this size is not sent at once by this rail (or its
+          // queue is full); later ones this large take a buffer.
+          if (st == Status::kNoResource)
+            r.immediate_max = std::max<size_t>(total - 1, kMinImmediate);
+        }
+        if (st == Status::kNoResource && g.inflight < kMaxInflightPackets) {
+          PacketBuf* b = GetBuf(r);
+          b->gate = &g;
+          uint8_t* h = b->header.data();
+          wire::WriteShortHeader(h, s->id, q.next_seq, tag);
+          if (len) std::memcpy(h + wire::kShortHeaderSize, buf, len);
+          iovec iov{h, total};
+          ++g.inflight;  // FinishPacket gives it back
+          st = r.driver->PostPacket(dest, &iov, 1, &b->c);
+          if (st == Status::kInProgress) {
+            // Completes from a Poll, which needs this rail: not before
+            // the request is claimed here.
+            Claim(req);
+            b->req = &req;
+          } else {
+            --g.inflight;
+            r.free_bufs.push_back(b);
+          }
+        }
+        if (st == Status::kOk) {
+          req.info_ = RecvInfo{};
+          req.background_ = nullptr;
+          req.Complete(Status::kOk);
+        }
+        if (st == Status::kOk || st == Status::kInProgress) {
           ++q.next_seq;
           ++q.next_order;
           sent = true;
@@ -1182,13 +1232,8 @@ struct CoreImpl final : drivers::PacketSink {
       return Status::kBusy;
     if (len <= kShortMax && len <= options.eager_limit && !synchronous &&
         !s->strategy->defers_sends() &&
-        TrySendShort(s, dest, tag, buf, len)) {
-      // Copied out: the send is complete (eager semantics).
-      req.info_ = RecvInfo{};
-      req.background_ = nullptr;
-      req.Complete(Status::kOk);
+        TrySendShort(s, dest, tag, buf, len, req))
       return Status::kOk;
-    }
     if (!Claim(req)) return Status::kBusy;
     SendOp* op = NewSend();
     op->dest = dest;
