@@ -119,7 +119,7 @@ struct TestInfo {
 };
 const TestInfo kTests[] = {
     {"latency", {8}},
-    {"bandwidth", {1 << 20}},
+    {"bandwidth", {8, 1 << 20}},
     {"barrier", {0}},
     {"bcast_char", {8, 1 << 20}},
     {"bcast_float", {8, 1 << 20}},
@@ -609,6 +609,19 @@ class Driver {
       if (!bw.empty())
         std::printf("bandwidth, %d ranks, 1 MiB, window 64: %s\n", n,
                     Join(bw, ", ").c_str());
+      std::vector<std::string> rate;
+      for (const Setting& s : settings_) {
+        const json* j = Find(s.library, s.config, "bandwidth", n, 8);
+        if (auto m = Median(j); m && *m > 0) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%s %.2f M/s", s.Key().c_str(),
+                        1e3 / *m);
+          rate.push_back(buf);
+        }
+      }
+      if (!rate.empty())
+        std::printf("message rate, %d ranks, 8 B, window 64: %s\n", n,
+                    Join(rate, ", ").c_str());
     }
     std::map<std::string, std::vector<std::string>> unsupported;  // by error
     for (const std::string& name : order_) {
