@@ -21,7 +21,7 @@ enum class SendMode { kStandard, kSynchronous };
 // The bytes a send of (buf, count, type) puts on the wire: the user's buffer
 // for a contiguous type, else its packing into r.staging (r keeps the type
 // alive while in flight).
-const void* SendBytes(const void* buf, int count, const TypePtr& type,
+const void* SendBytes(const void* buf, int count, const TypeRef& type,
                       MpiRequest& r) {
   const size_t bytes = static_cast<size_t>(count) * type->size();
   if (type->is_contiguous() || bytes == 0)
@@ -37,10 +37,10 @@ const void* SendBytes(const void* buf, int count, const TypePtr& type,
 // `*err` set (and the error raised) on the first that fails.
 bool CheckSendArgs(State& st, const void* buf, int count, MPI_Datatype dt,
                    const int* dest, int tag, MPI_Comm ch, const char* fn,
-                   int* err, CommPtr* comm, TypePtr* type) {
-  *comm = CheckComm(st, ch, fn, err);
+                   int* err, CommRef* comm, TypeRef* type) {
+  *comm = CheckCommRef(st, ch, fn, err);
   if (!*comm) return false;
-  *type = CheckType(st, dt, comm->get(), fn, err);
+  *type = CheckTypeRef(st, dt, comm->get(), fn, err);
   if (!*type) return false;
   return CheckCount(count, comm->get(), fn, err) &&
          CheckBuffer(buf, count, **type, comm->get(), fn, err) &&
@@ -54,12 +54,12 @@ int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
               int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
               const char* fn) {
   int err = MPI_SUCCESS;
-  CommPtr comm;
-  TypePtr type;
+  CommRef comm;
+  TypeRef type;
   if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
                      &type))
     return err;
-  r.comm = comm;
+  r.comm = std::move(comm);
   r.fn = fn;
   if (dest == MPI_PROC_NULL) {
     r.kind = MpiRequest::Kind::kDone;
@@ -69,13 +69,14 @@ int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
   const size_t bytes = static_cast<size_t>(count) * type->size();
   const void* data = SendBytes(buf, count, type, r);
   r.kind = MpiRequest::Kind::kSend;
+  Comm& c = *r.comm;
   Status s = mode == SendMode::kSynchronous
-                 ? comm->p2p->Issend(comm->world[dest], tag, data, bytes, r.req)
-                 : comm->p2p->Isend(comm->world[dest], tag, data, bytes, r.req);
+                 ? c.p2p->Issend(c.world[dest], tag, data, bytes, r.req)
+                 : c.p2p->Isend(c.world[dest], tag, data, bytes, r.req);
   if (s != Status::kOk) {
     r.kind = MpiRequest::Kind::kDone;
-    return StatusError(comm.get(), s, fn, "send to rank " +
-                                              std::to_string(dest), dest);
+    return StatusError(&c, s, fn, "send to rank " + std::to_string(dest),
+                       dest);
   }
   return MPI_SUCCESS;
 }
@@ -83,18 +84,20 @@ int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
 int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
               int tag, MPI_Comm ch, MpiRequest& r, const char* fn) {
   int err = MPI_SUCCESS;
-  CommPtr comm = CheckComm(st, ch, fn, &err);
+  CommRef comm = CheckCommRef(st, ch, fn, &err);
   if (!comm) return err;
-  TypePtr type = CheckType(st, dt, comm.get(), fn, &err);
+  TypeRef type = CheckTypeRef(st, dt, comm.get(), fn, &err);
   if (!type) return err;
   if (!CheckCount(count, comm.get(), fn, &err) ||
       !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
       !CheckRank(source, *comm, true, fn, &err, "source") ||
       !CheckTag(tag, true, *comm, fn, &err))
     return err;
-  r.comm = comm;
+  r.comm = std::move(comm);
   r.fn = fn;
-  r.type = type;
+  r.type = std::move(type);
+  const Comm& c = *r.comm;
+  const Datatype& t = *r.type;
   r.user_buf = buf;
   r.count = count;
   if (source == MPI_PROC_NULL) {
@@ -102,22 +105,22 @@ int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
     r.status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
     return MPI_SUCCESS;
   }
-  const size_t bytes = static_cast<size_t>(count) * type->size();
+  const size_t bytes = static_cast<size_t>(count) * t.size();
   void* data;
-  if (type->is_contiguous() || bytes == 0) {
-    data = bytes ? static_cast<uint8_t*>(buf) + type->true_lb() : buf;
+  if (t.is_contiguous() || bytes == 0) {
+    data = bytes ? static_cast<uint8_t*>(buf) + t.true_lb() : buf;
   } else {
     r.staging.resize(bytes);
     r.unpack_on_done = true;
     data = r.staging.data();
   }
   r.kind = MpiRequest::Kind::kRecv;
-  const int src = source == MPI_ANY_SOURCE ? kAnySource : comm->world[source];
-  Status s = comm->p2p->Irecv(src, tag == MPI_ANY_TAG ? kAnyTag : tag, data,
-                              bytes, r.req);
+  const int src = source == MPI_ANY_SOURCE ? kAnySource : c.world[source];
+  Status s = c.p2p->Irecv(src, tag == MPI_ANY_TAG ? kAnyTag : tag, data,
+                          bytes, r.req);
   if (s != Status::kOk) {
     r.kind = MpiRequest::Kind::kDone;
-    return StatusError(comm.get(), s, fn,
+    return StatusError(&c, s, fn,
                        "receive from rank " + std::to_string(source), source);
   }
   return MPI_SUCCESS;
@@ -129,8 +132,8 @@ int StartDynamicBcast(State& st, const void* buf, int count, MPI_Datatype dt,
                       int tag, const int* ranks, const int* priorities, int n,
                       MPI_Comm ch, MpiRequest& r, const char* fn) {
   int err = MPI_SUCCESS;
-  CommPtr comm;
-  TypePtr type;
+  CommRef comm;
+  TypeRef type;
   if (!CheckSendArgs(st, buf, count, dt, nullptr, tag, ch, fn, &err, &comm,
                      &type))
     return err;
@@ -181,9 +184,27 @@ int StartDynamicBcast(State& st, const void* buf, int count, MPI_Datatype dt,
   return MPI_SUCCESS;
 }
 
-int Register(State& st, std::shared_ptr<MpiRequest> r, MPI_Request* out,
-             const char* fn) {
-  *out = st.requests.Add(std::move(r));
+// A request of the pool for a nonblocking call: *r and its handle, or 0
+// with the error raised (2^20 requests in flight).
+int NewRequest(State& st, MpiRequest** r, const char* fn, int* err) {
+  const int h = st.requests.Acquire(r);
+  if (h == 0)
+    *err = RaiseError(nullptr, MPI_ERR_NO_MEM, fn,
+                      "too many requests in flight (" +
+                          std::to_string(RequestTable::kMaxSlots) +
+                          "): complete some (MPI_Wait, MPI_Test) before "
+                          "starting more");
+  return h;
+}
+
+// Hands the started request `h` to the caller, or gives it back to the pool
+// when starting failed.
+int Register(State& st, int h, int err, MPI_Request* out) {
+  if (err != MPI_SUCCESS) {
+    (void)st.requests.Release(h);
+    return err;
+  }
+  *out = h;
   return MPI_SUCCESS;
 }
 
@@ -210,11 +231,12 @@ int NonblockingSend(const void* buf, int count, MPI_Datatype datatype,
                     SendMode mode, const char* fn) {
   RONDO_MPI_ENTER(fn);
   if (int e = CheckRequestOut(request, kFn)) return e;
-  auto r = std::make_shared<MpiRequest>();
-  int err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, *r,
-                      kFn);
-  if (err != MPI_SUCCESS) return err;
-  return Register(*st, std::move(r), request, kFn);
+  MpiRequest* r;
+  int err = MPI_SUCCESS;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, *r, kFn);
+  return Register(*st, h, err, request);
 }
 
 }  // namespace
@@ -266,11 +288,13 @@ int MPIX_Dynamic_bcast(const void* buf, int count, MPI_Datatype datatype,
                        int n, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPIX_Dynamic_bcast");
   if (int e = CheckRequestOut(request, kFn)) return e;
-  auto r = std::make_shared<MpiRequest>();
-  int err = StartDynamicBcast(*st, buf, count, datatype, tag, ranks,
-                              priorities, n, comm, *r, kFn);
-  if (err != MPI_SUCCESS) return err;
-  return Register(*st, std::move(r), request, kFn);
+  MpiRequest* r;
+  int err = MPI_SUCCESS;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  err = StartDynamicBcast(*st, buf, count, datatype, tag, ranks, priorities,
+                          n, comm, *r, kFn);
+  return Register(*st, h, err, request);
 }
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
@@ -294,10 +318,12 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Irecv");
   if (int e = CheckRequestOut(request, kFn)) return e;
-  auto r = std::make_shared<MpiRequest>();
-  int err = StartRecv(*st, buf, count, datatype, source, tag, comm, *r, kFn);
-  if (err != MPI_SUCCESS) return err;
-  return Register(*st, std::move(r), request, kFn);
+  MpiRequest* r;
+  int err = MPI_SUCCESS;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  err = StartRecv(*st, buf, count, datatype, source, tag, comm, *r, kFn);
+  return Register(*st, h, err, request);
 }
 
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "nmad/mpi/internal/args.h"
@@ -31,9 +32,17 @@ bool IsDone(const MpiRequest& r) {
   return true;
 }
 
-int ProgressPass(State& st) {
+int ProgressPass(State& st, bool engine_too) {
+  // The rails first: that is where point-to-point completions come from
+  // (and the core polls the engine now and then itself, as in Core::Wait).
   int n = st.core().Progress();
-  n += st.engine().Poll();
+  // The engine's queue tree always holds the rails' repeat polling tasks, so
+  // "anything queued" says nothing; a collective's steps are engine tasks,
+  // so a pass that waits for one walks the tree every time, others every
+  // 16th pass: MPI's progress rule (a call progresses everything, e.g. a
+  // collective this rank started and is not waiting for) at 1/16 the cost.
+  thread_local uint32_t pass = 0;
+  if (engine_too || (++pass & 15) == 0) n += st.engine().Poll();
   return n;
 }
 
@@ -125,7 +134,7 @@ int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
   switch (r.kind) {
     case MpiRequest::Kind::kSend:
     case MpiRequest::Kind::kRecv:
-      (void)st.core().Wait(r.req);
+      if (!r.req.done()) (void)st.core().Wait(r.req);
       break;
     case MpiRequest::Kind::kColl:
       (void)r.op->Wait();
@@ -148,13 +157,14 @@ int CancelOrWait(State& st, MpiRequest& r) {
 namespace {
 
 // The request behind `h`, or null. MPI_REQUEST_NULL gives null with
-// *err == MPI_SUCCESS; a handle that is not active raises MPI_ERR_REQUEST.
-std::shared_ptr<MpiRequest> Lookup(State& st, MPI_Request h, const char* fn,
-                                   int* err, const char* arg = "request") {
+// *err == MPI_SUCCESS; a handle that is not active (completed, freed,
+// stale, garbage) raises MPI_ERR_REQUEST. No lock (handle_pool.h).
+MpiRequest* Lookup(State& st, MPI_Request h, const char* fn, int* err,
+                   const char* arg = "request") {
   *err = MPI_SUCCESS;
   if (h == MPI_REQUEST_NULL) return nullptr;
-  auto r = st.requests.Get(h);
-  if (!r)
+  MpiRequest* r = st.requests.Get(h);
+  if (r == nullptr)
     *err = RaiseError(nullptr, MPI_ERR_REQUEST, fn,
                       std::string(arg) + " = " + std::to_string(h) +
                           " is not an active request (already completed, "
@@ -170,32 +180,51 @@ int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
             const char* fn) {
   int err = Finish(st, r, fn);
   if (status != MPI_STATUS_IGNORE) *status = r.status;
-  st.requests.Remove(*h);
+  (void)st.requests.Release(*h);
   *h = MPI_REQUEST_NULL;
   return err;
 }
 
+// The requests of an array call: on the stack up to 64 (no allocation on
+// the common path), else on the heap.
+class RequestArray {
+ public:
+  explicit RequestArray(int count)
+      : heap_(count > kInline ? new MpiRequest*[count] : nullptr),
+        data_(heap_ ? heap_.get() : inline_) {}
+  MpiRequest*& operator[](int i) { return data_[i]; }
+  MpiRequest* const* data() const { return data_; }
+
+ private:
+  static constexpr int kInline = 64;
+  std::unique_ptr<MpiRequest*[]> heap_;
+  MpiRequest* inline_[kInline];
+  MpiRequest** data_;
+};
+
 // Looks up every handle of an array (MPI_REQUEST_NULL gives null);
-// returns the first error. *any: at least one request is active.
+// returns the first error. *any: at least one request is active; *coll: one
+// is a collective (its progress needs the engine's queues every pass).
 int LookupAll(State& st, int count, const MPI_Request requests[],
-              const char* fn, std::vector<std::shared_ptr<MpiRequest>>* out,
-              bool* any) {
-  out->assign(count, nullptr);
+              const char* fn, RequestArray& out, bool* any,
+              bool* coll = nullptr) {
   *any = false;
+  bool has_coll = false;
   for (int i = 0; i < count; ++i) {
     int err;
-    (*out)[i] = Lookup(st, requests[i], fn, &err);
+    out[i] = Lookup(st, requests[i], fn, &err);
     if (err != MPI_SUCCESS) return err;
-    *any |= (*out)[i] != nullptr;
+    *any |= out[i] != nullptr;
+    has_coll |= out[i] != nullptr && out[i]->kind == MpiRequest::Kind::kColl;
   }
+  if (coll != nullptr) *coll = has_coll;
   return MPI_SUCCESS;
 }
 
 // Completes every request of the array (all done), filling statuses[i];
 // MPI_ERR_IN_STATUS when one failed (its MPI_ERROR says which).
 int ReleaseAll(State& st, int count, MPI_Request requests[],
-               std::vector<std::shared_ptr<MpiRequest>>& rs,
-               MPI_Status statuses[], const char* fn) {
+               RequestArray& rs, MPI_Status statuses[], const char* fn) {
   bool any_error = false;
   for (int i = 0; i < count; ++i) {
     MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
@@ -209,9 +238,9 @@ int ReleaseAll(State& st, int count, MPI_Request requests[],
   return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-bool AllDone(const std::vector<std::shared_ptr<MpiRequest>>& rs) {
-  for (auto& r : rs)
-    if (r && !IsDone(*r)) return false;
+bool AllDone(const RequestArray& rs, int count) {
+  for (int i = 0; i < count; ++i)
+    if (rs.data()[i] && !IsDone(*rs.data()[i])) return false;
   return true;
 }
 
@@ -229,7 +258,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (request == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
   int err;
-  auto r = Lookup(*st, *request, kFn, &err);
+  MpiRequest* r = Lookup(*st, *request, kFn, &err);
   if (!r) {
     if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
       *status = kEmptyStatus;
@@ -238,7 +267,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   switch (r->kind) {
     case MpiRequest::Kind::kSend:
     case MpiRequest::Kind::kRecv:
-      (void)st->core().Wait(r->req);
+      if (!r->req.done()) (void)st->core().Wait(r->req);
       break;
     case MpiRequest::Kind::kColl:
       (void)r->op->Wait();
@@ -255,14 +284,15 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "request and flag must not be NULL");
   int err;
-  auto r = Lookup(*st, *request, kFn, &err);
+  MpiRequest* r = Lookup(*st, *request, kFn, &err);
   if (!r) {
     *flag = err == MPI_SUCCESS;
     if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
       *status = kEmptyStatus;
     return err;
   }
-  if (!IsDone(*r)) ProgressPass(*st);
+  if (!IsDone(*r))
+    ProgressPass(*st, r->kind == MpiRequest::Kind::kColl);
   *flag = IsDone(*r);
   if (!*flag) return MPI_SUCCESS;
   return Release(*st, request, *r, status, kFn);
@@ -274,14 +304,15 @@ int MPI_Request_get_status(MPI_Request request, int* flag,
   if (flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn, "flag is NULL");
   int err;
-  auto r = Lookup(*st, request, kFn, &err);
+  MpiRequest* r = Lookup(*st, request, kFn, &err);
   if (!r) {
     *flag = err == MPI_SUCCESS;
     if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
       *status = kEmptyStatus;
     return err;
   }
-  if (!IsDone(*r)) ProgressPass(*st);
+  if (!IsDone(*r))
+    ProgressPass(*st, r->kind == MpiRequest::Kind::kColl);
   *flag = IsDone(*r);
   if (*flag) {
     err = Finish(*st, *r, kFn);
@@ -299,11 +330,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (count > 0 && requests == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
                       "requests is NULL with count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs;
-  bool any = false;
-  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any)) return err;
-  rondo::nmad::IdleBackoff backoff(st->core());
-  while (!AllDone(rs)) backoff.Pass(ProgressPass(*st));
+  RequestArray rs(count);
+  bool any = false, coll = false;
+  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll))
+    return err;
+  if (!AllDone(rs, count)) {
+    rondo::nmad::IdleBackoff backoff(st->core());
+    while (!AllDone(rs, count)) backoff.Pass(ProgressPass(*st, coll));
+  }
   return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
 
@@ -314,11 +348,12 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "count must be >= 0, flag not NULL, and requests not "
                       "NULL when count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs;
-  bool any = false;
-  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any)) return err;
-  if (!AllDone(rs)) ProgressPass(*st);
-  *flag = AllDone(rs);
+  RequestArray rs(count);
+  bool any = false, coll = false;
+  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll))
+    return err;
+  if (!AllDone(rs, count)) ProgressPass(*st, coll);
+  *flag = AllDone(rs, count);
   if (!*flag) return MPI_SUCCESS;
   return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
@@ -330,9 +365,9 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "count must be >= 0, index not NULL, and requests not "
                       "NULL when count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs;
-  bool any = false;
-  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any))
+  RequestArray rs(count);
+  bool any = false, coll = false;
+  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll))
     return err;
   if (!any) {
     *index = MPI_UNDEFINED;
@@ -346,7 +381,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
         *index = i;
         return Release(*st, &requests[i], *rs[i], status, kFn);
       }
-    backoff.Pass(ProgressPass(*st));
+    backoff.Pass(ProgressPass(*st, coll));
   }
 }
 
@@ -358,9 +393,9 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
                       "count must be >= 0, index and flag not NULL, and "
                       "requests not NULL when count > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs;
-  bool any = false;
-  if (int err = LookupAll(*st, count, requests, kFn, &rs, &any))
+  RequestArray rs(count);
+  bool any = false, coll = false;
+  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll))
     return err;
   if (!any) {
     *flag = 1;
@@ -375,7 +410,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
         *index = i;
         return Release(*st, &requests[i], *rs[i], status, kFn);
       }
-    if (pass == 0) ProgressPass(*st);
+    if (pass == 0) ProgressPass(*st, coll);
   }
   *flag = 0;
   *index = MPI_UNDEFINED;
@@ -390,9 +425,9 @@ static int SomeCommon(State& st, int incount, MPI_Request requests[],
     return RaiseError(nullptr, MPI_ERR_ARG, fn,
                       "incount must be >= 0, outcount not NULL, requests "
                       "and indices not NULL when incount > 0");
-  std::vector<std::shared_ptr<MpiRequest>> rs;
-  bool any = false;
-  if (int err = LookupAll(st, incount, requests, fn, &rs, &any))
+  RequestArray rs(incount);
+  bool any = false, coll = false;
+  if (int err = LookupAll(st, incount, requests, fn, rs, &any, &coll))
     return err;
   if (!any) {
     *outcount = MPI_UNDEFINED;
@@ -413,7 +448,7 @@ static int SomeCommon(State& st, int incount, MPI_Request requests[],
       *outcount = n;
       return any_error ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
     }
-    backoff.Pass(ProgressPass(st));
+    backoff.Pass(ProgressPass(st, coll));
   }
 }
 
@@ -439,16 +474,23 @@ int MPI_Request_free(MPI_Request* request) {
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
                       "request is MPI_REQUEST_NULL");
   int err;
-  auto r = Lookup(*st, *request, kFn, &err);
+  MpiRequest* r = Lookup(*st, *request, kFn, &err);
   if (!r) return err;
-  st->requests.Remove(*request);
+  const uint32_t slot = st->requests.Invalidate(*request);
   *request = MPI_REQUEST_NULL;
+  if (slot == RequestTable::kNoSlot)  // freed by another thread meanwhile
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
+                      "request is not an active request (freed by another "
+                      "thread meanwhile)");
   std::lock_guard<std::mutex> lock(st->detached_mu);
-  // Reap the detached requests that completed meanwhile.
-  std::erase_if(st->detached, [](const std::shared_ptr<MpiRequest>& d) {
-    return IsDone(*d);
+  // Recycle the detached requests that completed meanwhile.
+  std::erase_if(st->detached, [st](uint32_t d) {
+    if (!IsDone(*st->requests.At(d))) return false;
+    st->requests.Recycle(d);
+    return true;
   });
-  if (!IsDone(*r)) st->detached.push_back(std::move(r));
+  if (IsDone(*r)) st->requests.Recycle(slot);
+  else st->detached.push_back(slot);
   return MPI_SUCCESS;
 }
 
@@ -457,7 +499,7 @@ int MPI_Cancel(MPI_Request* request) {
   if (request == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
   int err;
-  auto r = Lookup(*st, *request, kFn, &err);
+  MpiRequest* r = Lookup(*st, *request, kFn, &err);
   if (!r) return err;
   switch (r->kind) {
     case MpiRequest::Kind::kRecv:

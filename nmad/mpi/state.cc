@@ -228,6 +228,7 @@ State::State() {
                                std::string(name) + ": " + err);
     c->p2p = p2p.value();
     c->coll = col.value();
+    predefined_comms_[handle] = c.get();  // kept alive by `comms`
     comms.Set(handle, std::move(c));
   };
   make(MPI_COMM_WORLD, "world", all, "MPI_COMM_WORLD");
@@ -331,21 +332,25 @@ int MPI_Finalize(void) {
   // have sent it, else this waits as MPI_Wait would.
   {
     std::lock_guard<std::mutex> lock(st->detached_mu);
-    auto pending = st->requests.Values();
+    std::vector<rondo::nmad::mpi::MpiRequest*> pending;
+    st->requests.ForEachLive(
+        [&](int, rondo::nmad::mpi::MpiRequest& r) { pending.push_back(&r); });
     size_t never_completed = 0;
-    for (auto& r : pending)
+    for (auto* r : pending)
       if (!rondo::nmad::mpi::IsDone(*r)) ++never_completed;
     if (never_completed > 0)
       std::fprintf(stderr,
                    "rondo: MPI_Finalize on rank %d: %zu requests were never "
                    "completed (MPI_Wait/MPI_Test); finishing them first\n",
                    st->world_rank(), never_completed);
-    pending.insert(pending.end(), st->detached.begin(), st->detached.end());
-    for (auto& r : pending) {
+    for (uint32_t slot : st->detached)
+      pending.push_back(st->requests.At(slot));
+    for (auto* r : pending) {
       if (r->op) (void)r->op->Wait();
       else if (r->kind != rondo::nmad::mpi::MpiRequest::Kind::kDone)
         (void)st->core().Wait(r->req);
     }
+    for (uint32_t slot : st->detached) st->requests.Recycle(slot);
     st->detached.clear();
   }
   rondo::nmad::mpi::g_state.store(nullptr, std::memory_order_release);

@@ -49,6 +49,19 @@ bool CheckCount(int count, const Comm* comm, const char* fn, int* err,
 bool CheckBuffer(const void* buf, int count, const Datatype& type,
                  const Comm* comm, const char* fn, int* err,
                  const char* arg = "buf");
+// CheckComm and CheckType for the point-to-point fast path: the
+// predefined communicators and datatypes come back borrowed (no lock, no
+// reference count), user ones shared as CheckComm/CheckType give them.
+inline CommRef CheckCommRef(State& st, MPI_Comm h, const char* fn,
+                            int* err) {
+  if (Comm* c = st.PredefinedComm(h)) return CommRef::Borrowed(c);
+  return CommRef(CheckComm(st, h, fn, err));
+}
+inline TypeRef CheckTypeRef(State& st, MPI_Datatype h, const Comm* comm,
+                            const char* fn, int* err) {
+  if (const Datatype* p = Predefined(h)) return TypeRef::Borrowed(p);
+  return TypeRef(CheckType(st, h, comm, fn, err));
+}
 // A peer rank: 0..size-1, or MPI_PROC_NULL, or MPI_ANY_SOURCE when
 // `any_ok`.
 // A data argument triple (<side>buf, <side>count, <side>type, side being

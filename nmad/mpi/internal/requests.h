@@ -14,8 +14,9 @@ namespace rondo::nmad::mpi {
 // collective's ready application-thread steps (kAppWait) run here, in the
 // caller: every MPI wait and test passes through IsDone.
 bool IsDone(const MpiRequest& r);
-// One progress pass from the caller: rails, then the engine's queues.
-int ProgressPass(State& st);
+// One progress pass from the caller: the rails, and the engine's queues
+// when `engine_too` (a collective is waited for) or every 16th pass.
+int ProgressPass(State& st, bool engine_too);
 // Completes a done request once: unpacks, fills r.status and r.error
 // (raising the error through the communicator's handler). Idempotent.
 int Finish(State& st, MpiRequest& r, const char* fn);

@@ -14,6 +14,10 @@
 // locks held only for the lookup; objects are shared_ptr, so a handle freed
 // by one thread while another uses the object (a datatype freed while a
 // collective that uses it is in flight) stays alive until the last use.
+// Two exceptions keep the point-to-point fast path free of locks, mallocs
+// and reference counts: requests come from a lock-free pool (RequestTable,
+// handle_pool.h), and the predefined communicators and datatypes, which
+// outlive every request, are borrowed (ObjRef) rather than shared.
 #ifndef RONDO_NMAD_MPI_INTERNAL_STATE_H_
 #define RONDO_NMAD_MPI_INTERNAL_STATE_H_
 
@@ -37,6 +41,7 @@
 #include "nmad/coll/splittree_model.h"
 #include "nmad/core.h"
 #include "nmad/mpi/datatype.h"
+#include "nmad/mpi/internal/handle_pool.h"
 #include "nmad/mpi/op.h"
 #include "queues/spin_lock.h"
 
@@ -108,14 +113,54 @@ struct Comm {
 using CommPtr = std::shared_ptr<Comm>;
 
 
+// What a request holds of a communicator or datatype: a borrowed pointer
+// for the predefined ones (they live until MPI_Finalize, after every
+// request: no reference count on the fast path), or a shared owner for user
+// ones, which a request keeps alive while in flight even if the application
+// frees the handle meanwhile. Assigning a shared_ptr takes ownership.
+template <typename T>
+class ObjRef {
+ public:
+  ObjRef() = default;
+  ObjRef(std::shared_ptr<T> p)  // NOLINT: a shared_ptr converts implicitly
+      : owner_(std::move(p)), ptr_(owner_.get()) {}
+  ObjRef& operator=(std::shared_ptr<T> p) {
+    owner_ = std::move(p);
+    ptr_ = owner_.get();
+    return *this;
+  }
+  // A predefined object: not counted.
+  static ObjRef Borrowed(T* p) {
+    ObjRef r;
+    r.ptr_ = p;
+    return r;
+  }
+  T* get() const noexcept { return ptr_; }
+  T* operator->() const noexcept { return ptr_; }
+  T& operator*() const noexcept { return *ptr_; }
+  explicit operator bool() const noexcept { return ptr_ != nullptr; }
+  void reset() noexcept {
+    ptr_ = nullptr;
+    if (owner_) owner_.reset();
+  }
+
+ private:
+  std::shared_ptr<T> owner_;
+  T* ptr_ = nullptr;
+};
+using CommRef = ObjRef<Comm>;
+using TypeRef = ObjRef<const Datatype>;
+
 // An MPI request: a point-to-point request of the core, or a running
 // collective, plus what completion must do (unpack into the user's buffer).
+// Point-to-point requests come from State::requests (a pool: no allocation
+// once warm); a collective's is made by its call and adopted by the table.
 struct MpiRequest {
   enum class Kind { kSend, kRecv, kColl, kDone } kind = Kind::kDone;
   Request req;                          // point-to-point
   std::unique_ptr<coll::Operation> op;  // collectives
-  CommPtr comm;
-  TypePtr type;          // keeps a user type alive while in flight
+  CommRef comm;
+  TypeRef type;          // keeps a user type alive while in flight
   std::vector<TypePtr> more_types;  // alltoallw
   void* user_buf = nullptr;
   int64_t count = 0;
@@ -133,6 +178,43 @@ struct MpiRequest {
   int error = MPI_SUCCESS;
   bool cancel_requested = false;
   const char* fn = "";  // the MPI function that started it
+
+  // Back to the state of a new request, for the pool (the core Request is
+  // done or idle: it may start another operation as it is). A staging
+  // buffer up to 64 KiB keeps its memory for the next derived-type message.
+  void Reset() noexcept {
+    kind = Kind::kDone;
+    op.reset();
+    comm.reset();
+    type.reset();
+    if (!more_types.empty()) more_types.clear();
+    user_buf = nullptr;
+    count = 0;
+    if (staging.capacity() > kKeptStagingBytes) {
+      std::vector<uint8_t>().swap(staging);
+    } else {
+      staging.clear();
+    }
+    unpack_on_done = false;
+    if (!stagings.empty()) stagings.clear();
+    if (reduce_ctx) reduce_ctx.reset();
+    if (!on_complete.empty()) on_complete.clear();
+    completed = false;
+    status = {};
+    error = MPI_SUCCESS;
+    cancel_requested = false;
+    fn = "";
+  }
+  static constexpr size_t kKeptStagingBytes = 64 * 1024;
+};
+
+// The request table: MPI_Request handles of pooled (point-to-point) and
+// adopted (collective) requests; see handle_pool.h.
+class RequestTable : public HandlePool<MpiRequest> {
+ public:
+  // A collective's request: its handle, or MPI_REQUEST_NULL when 2^20
+  // requests are in flight.
+  int Add(std::shared_ptr<MpiRequest> r) { return Adopt(std::move(r)); }
 };
 
 // Handle table: int handle -> shared object. Handles of freed objects are
@@ -214,7 +296,9 @@ class State {
   HandleTable<const Group> groups{2};
   HandleTable<const Datatype> types{RONDO_MPI_LAST_PREDEFINED_DATATYPE + 1};
   HandleTable<const Op> ops{32};
-  HandleTable<MpiRequest> requests{1};
+  // After `comms`: requests hold (borrowed) communicators, so they go
+  // first.
+  RequestTable requests;
   HandleTable<UserErrhandler> errhandlers{3};
   HandleTable<Info> infos{1};
 
@@ -229,9 +313,18 @@ class State {
     else committed.erase(h);
   }
 
-  // Requests freed by MPI_Request_free before completion: reaped later.
+  // Requests freed by MPI_Request_free before completion: their slots in
+  // `requests` (handles already invalid), recycled once done. The mutex
+  // also guards names, infos and group_creations (not on the fast path).
   std::mutex detached_mu;
-  std::vector<std::shared_ptr<MpiRequest>> detached;
+  std::vector<uint32_t> detached;
+
+  // MPI_COMM_WORLD and MPI_COMM_SELF, which live until MPI_Finalize: the
+  // fast path reaches them without the table's lock or a reference count.
+  Comm* PredefinedComm(MPI_Comm h) const noexcept {
+    return h == MPI_COMM_WORLD || h == MPI_COMM_SELF ? predefined_comms_[h]
+                                                     : nullptr;
+  }
 
   // Collective algorithm overrides from RONDO_COLL_<NAME> and tuning.
   coll::Algorithm forced[coll::kNumCollectives] = {};
@@ -260,6 +353,7 @@ class State {
   std::unique_ptr<Core> core_;
   mutable queues::SpinLock committed_mu;
   std::unordered_set<int> committed;
+  Comm* predefined_comms_[3] = {};
 };
 
 // The instance (null before MPI_Init and after MPI_Finalize).

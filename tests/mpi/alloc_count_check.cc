@@ -1,0 +1,229 @@
+// alloc_count_check: counts heap allocations on the steady-state eager path
+// of MadMPI (Rondo's fast-path rule: no allocation per message). Ranks 0 and
+// 1 exchange 8-byte messages: MPI_Irecv, MPI_Isend, MPI_Wait (send), MPI_Wait
+// (receive), 1,000 warm-up pairs, then 10,000 counted ones. The binary
+// defines malloc, calloc, realloc, free and the aligned variants on top of
+// glibc's __libc_* entry points (operator new goes through malloc), so every
+// allocation of every thread of the rank is seen. Expects 0.
+//
+// On failure it prints the allocations per message and every distinct call
+// stack with its count, each classified by its innermost Rondo frame:
+// MadMPI's own (rondo::nmad::mpi, MPI_*) or below it ("core": the nmad
+// core, engine, drivers). Run with --stacks to print them on success too.
+#include <execinfo.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void __libc_free(void*);
+void* __libc_memalign(size_t, size_t);
+}
+
+namespace {
+
+constexpr int kWarmup = 1000;
+constexpr int kCounted = 10000;
+constexpr int kMaxStacks = 256;  // distinct call stacks kept
+constexpr int kDepth = 24;
+
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_count{0};
+// Every counted allocation's call stack, folded into distinct stacks with
+// their counts (a stack that does not fit is counted in g_unrecorded).
+struct Stack {
+  void* frames[kDepth];
+  int depth;
+  long count;
+};
+Stack g_stacks[kMaxStacks];
+int g_nstacks = 0;
+long g_unrecorded = 0;
+std::atomic_flag g_stacks_lock = ATOMIC_FLAG_INIT;
+thread_local bool t_in_hook = false;
+
+void Note() {
+  if (!g_counting.load(std::memory_order_relaxed)) return;
+  g_count.fetch_add(1, std::memory_order_relaxed);
+  if (t_in_hook) return;
+  t_in_hook = true;
+  void* frames[kDepth];
+  const int depth = backtrace(frames, kDepth);
+  while (g_stacks_lock.test_and_set(std::memory_order_acquire)) {
+  }
+  int i = 0;
+  for (; i < g_nstacks; ++i)
+    if (g_stacks[i].depth == depth &&
+        std::memcmp(g_stacks[i].frames, frames, sizeof(void*) * depth) == 0)
+      break;
+  if (i < g_nstacks) {
+    ++g_stacks[i].count;
+  } else if (g_nstacks < kMaxStacks) {
+    std::memcpy(g_stacks[i].frames, frames, sizeof(void*) * depth);
+    g_stacks[i].depth = depth;
+    g_stacks[i].count = 1;
+    ++g_nstacks;
+  } else {
+    ++g_unrecorded;
+  }
+  g_stacks_lock.clear(std::memory_order_release);
+  t_in_hook = false;
+}
+
+}  // namespace
+
+extern "C" {
+void* malloc(size_t n) {
+  Note();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  Note();
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  Note();
+  return __libc_realloc(p, n);
+}
+void free(void* p) { __libc_free(p); }
+void* memalign(size_t a, size_t n) {
+  Note();
+  return __libc_memalign(a, n);
+}
+void* aligned_alloc(size_t a, size_t n) {
+  Note();
+  return __libc_memalign(a, n);
+}
+int posix_memalign(void** out, size_t a, size_t n) {
+  Note();
+  void* p = __libc_memalign(a, n);
+  if (p == nullptr) return 12;  // ENOMEM
+  *out = p;
+  return 0;
+}
+}  // extern "C"
+
+namespace {
+
+// "MadMPI", "core" (nmad, engine, drivers below MadMPI) or "other", from
+// the innermost frame whose symbol is Rondo's.
+std::string Classify(char** symbols, int depth) {
+  for (int f = 1; f < depth; ++f) {
+    const char* s = symbols[f];
+    if (std::strstr(s, "_ZN5rondo4nmad3mpi") != nullptr ||
+        std::strstr(s, "(MPI_") != nullptr)
+      return "MadMPI";
+    if (std::strstr(s, "_ZN5rondo") != nullptr) return "core";
+  }
+  return "other";
+}
+
+// Prints every distinct stack (innermost 12 frames) with its count, and the
+// counts per class; returns the count of MadMPI's own.
+long PrintStacks(int rank, bool print) {
+  std::map<std::string, long> per_class;
+  for (int i = 0; i < g_nstacks; ++i) {
+    const Stack& st = g_stacks[i];
+    char** symbols = backtrace_symbols(st.frames, st.depth);
+    const std::string cls = Classify(symbols, st.depth);
+    per_class[cls] += st.count;
+    if (print) {
+      std::printf("rank %d: %ld allocations (%.2f per pair) from %s at:\n",
+                  rank, st.count, static_cast<double>(st.count) / kCounted,
+                  cls.c_str());
+      for (int f = 1; f < st.depth && f <= 12; ++f)
+        std::printf("    %s\n", symbols[f]);
+    }
+    std::free(symbols);
+  }
+  for (const auto& [cls, count] : per_class)
+    std::printf("rank %d: %ld allocations (%.2f per pair) from %s\n", rank,
+                count, static_cast<double>(count) / kCounted, cls.c_str());
+  if (g_unrecorded > 0)
+    std::printf("rank %d: %ld allocations with their stacks not kept\n", rank,
+                g_unrecorded);
+  return per_class["MadMPI"];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool stacks = argc > 1 && std::strcmp(argv[1], "--stacks") == 0;
+  if (size != 2) {
+    if (rank == 0) std::printf("alloc_count_check: needs exactly 2 ranks\n");
+    MPI_Finalize();
+    return 1;
+  }
+  {
+    void* warm[4];
+    (void)backtrace(warm, 4);  // loads libgcc's unwinder before counting
+  }
+  const int peer = 1 - rank;
+  uint64_t out = 0, in = 0;
+  long bad_payload = 0, bad_rc = 0;
+  auto exchange = [&](int i) {
+    MPI_Request rr, sr;
+    out = (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(i);
+    bad_rc += MPI_Irecv(&in, 8, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &rr) != 0;
+    bad_rc += MPI_Isend(&out, 8, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &sr) != 0;
+    bad_rc += MPI_Wait(&sr, MPI_STATUS_IGNORE) != 0;
+    bad_rc += MPI_Wait(&rr, MPI_STATUS_IGNORE) != 0;
+    bad_payload +=
+        in != ((static_cast<uint64_t>(peer) << 32) | static_cast<uint32_t>(i));
+  };
+  for (int i = 0; i < kWarmup; ++i) exchange(i);
+  MPI_Barrier(MPI_COMM_WORLD);
+  g_count.store(0);
+  g_counting.store(true);
+  const double t0 = MPI_Wtime();
+  for (int i = 0; i < kCounted; ++i) exchange(kWarmup + i);
+  const double t1 = MPI_Wtime();
+  g_counting.store(false);
+  const long count = g_count.load();
+  MPI_Barrier(MPI_COMM_WORLD);
+  long mine[3] = {count, bad_payload, bad_rc}, all[3] = {0, 0, 0};
+  MPI_Allreduce(mine, all, 3, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int r = 0; r < 2; ++r) {
+    if (r == rank) {
+      // The time is information only (counting costs a backtrace per
+      // allocation): bench/ measures.
+      std::printf("rank %d: %ld allocations over %d message pairs "
+                  "(%.2f per pair; %.0f ns per pair with the counting)\n",
+                  rank, count, kCounted, static_cast<double>(count) / kCounted,
+                  (t1 - t0) * 1e9 / kCounted);
+      if (count != 0 || stacks) (void)PrintStacks(rank, true);
+      std::fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  const bool ok = all[0] == 0 && all[1] == 0 && all[2] == 0;
+  if (rank == 0) {
+    if (ok) {
+      std::printf("alloc_count_check: ok (0 allocations in %d pairs x 2 "
+                  "ranks)\n", kCounted);
+    } else {
+      std::printf("FAIL alloc_count_check: %ld allocations, %ld wrong "
+                  "payloads, %ld failed calls (all expected 0)\n",
+                  all[0], all[1], all[2]);
+      std::printf("alloc_count_check: FAILED\n");
+    }
+    std::fflush(stdout);
+  }
+  MPI_Finalize();
+  return ok ? 0 : 1;
+}
