@@ -9,7 +9,9 @@
 //   - decoding with max_chunks = n succeeds and with n - 1 fails;
 //   - re-encoding the decoded chunks the way nmad/core.cc does gives a packet
 //     of the same length that decodes to the same chunks.
-// And the dynamic-broadcast header decoder (nmad/dynamic_bcast.h), on the
+// The short-packet decoder (DecodeShort) on the input as it is and with the
+// short magic written over its first two bytes. And the dynamic-broadcast
+// header decoder (nmad/dynamic_bcast.h), on the
 // whole input and on every active message's header: an accepted header has
 // its ranks in range and distinct, and re-encodes to the same bytes.
 // Out-of-bounds reads are left to the sanitizers (ASan/UBSan).
@@ -176,12 +178,47 @@ void CheckBroadcastHeader(const uint8_t* data, size_t size, uint64_t body) {
              -2);
 }
 
+// The short-packet decoder (the small-message fast path's header): an
+// accepted packet is a data chunk whose payload is the rest of the input
+// and which re-encodes to the same bytes; a refused one says why. Inputs
+// that do not start with the short magic are tried with it written over
+// their first two bytes, so the fuzzer reaches the other checks.
+void CheckShortOnce(const uint8_t* data, size_t size) {
+  ChunkView c;
+  std::string why;
+  if (!rondo::nmad::wire::DecodeShort(data, size, &c, &why)) {
+    WIRE_CHECK(!why.empty(), -3);
+    return;
+  }
+  WIRE_CHECK(rondo::nmad::wire::IsShortPacket(data, size), -3);
+  WIRE_CHECK(size >= rondo::nmad::wire::kShortHeaderSize, -3);
+  WIRE_CHECK(c.kind == ChunkKind::kData && c.tag >= 0 && c.nparts == 0, -3);
+  WIRE_CHECK(c.payload == data + rondo::nmad::wire::kShortHeaderSize, -3);
+  WIRE_CHECK(c.payload_size == size - rondo::nmad::wire::kShortHeaderSize,
+             -3);
+  WIRE_CHECK(c.msg_size == c.payload_size, -3);
+  WIRE_CHECK(Inside(data, size, c.payload, c.payload_size), -3);
+  uint8_t re[rondo::nmad::wire::kShortHeaderSize];
+  rondo::nmad::wire::WriteShortHeader(re, c.session, c.seq, c.tag);
+  WIRE_CHECK(std::memcmp(re, data, sizeof re) == 0, -3);
+}
+
+void CheckShort(const uint8_t* data, size_t size) {
+  CheckShortOnce(data, size);
+  if (size < 2 || rondo::nmad::wire::IsShortPacket(data, size)) return;
+  std::vector<uint8_t> copy(data, data + size);
+  const uint16_t magic = rondo::nmad::wire::kShortMagic;
+  std::memcpy(copy.data(), &magic, 2);  // little-endian, as the wire
+  CheckShortOnce(copy.data(), copy.size());
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= 24) {
     uint64_t body = 0;
     std::memcpy(&body, data + 16, 8);  // the header's own length field
     CheckBroadcastHeader(data, size, body);
   }
+  CheckShort(data, size);
   ChunkView chunks[kMaxChunksPerPacket];
   std::string why;
   const int n = DecodePacket(data, size, chunks, kMaxChunksPerPacket, &why);

@@ -536,3 +536,58 @@ TEST_CASE("Single-byte corruptions never read out of bounds", "[wire]") {
 
 }  // namespace
 }  // namespace rondo::nmad::wire
+
+namespace rondo::nmad::wire {
+namespace {
+
+TEST_CASE("short packets round-trip and are told apart from framed ones") {
+  uint8_t p[kShortHeaderSize + 8];
+  WriteShortHeader(p, 0xabcdef01u, 77, 12345);
+  const char msg[8] = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'};
+  std::memcpy(p + kShortHeaderSize, msg, 8);
+  REQUIRE(IsShortPacket(p, sizeof p));
+  ChunkView c;
+  std::string why;
+  REQUIRE(DecodeShort(p, sizeof p, &c, &why));
+  CHECK(c.kind == ChunkKind::kData);
+  CHECK(c.session == 0xabcdef01u);
+  CHECK(c.seq == 77);
+  CHECK(c.tag == 12345);
+  CHECK(c.payload == p + kShortHeaderSize);
+  CHECK(c.payload_size == 8);
+  CHECK(c.msg_size == 8);
+  // An empty message is a header alone.
+  REQUIRE(DecodeShort(p, kShortHeaderSize, &c, &why));
+  CHECK(c.payload_size == 0);
+  // A framed packet is not a short one, and the other way round.
+  uint8_t framed[kPacketHeaderSize];
+  WritePacketHeader(framed, 1, sizeof framed);
+  CHECK_FALSE(IsShortPacket(framed, sizeof framed));
+  ChunkView out[1];
+  CHECK(DecodePacket(p, sizeof p, out, 1, &why) == -1);
+  CHECK(why == "bad magic number");
+}
+
+TEST_CASE("malformed short packets are refused with a reason") {
+  uint8_t p[kShortHeaderSize];
+  ChunkView c;
+  std::string why;
+  WriteShortHeader(p, 1, 2, 3);
+  CHECK_FALSE(DecodeShort(p, kShortHeaderSize - 1, &c, &why));
+  CHECK(why.find("shorter") != std::string::npos);
+  CHECK_FALSE(DecodeShort(nullptr, 0, &c, &why));
+  uint8_t flags[kShortHeaderSize];
+  std::memcpy(flags, p, sizeof p);
+  flags[2] = 1;  // the reserved flags
+  CHECK_FALSE(DecodeShort(flags, sizeof flags, &c, &why));
+  CHECK(why.find("flags") != std::string::npos);
+  WriteShortHeader(p, 1, 2, -5);
+  CHECK_FALSE(DecodeShort(p, sizeof p, &c, &why));
+  CHECK(why.find("negative tag") != std::string::npos);
+  uint8_t bad_magic[kShortHeaderSize] = {0};
+  CHECK_FALSE(DecodeShort(bad_magic, sizeof bad_magic, &c, &why));
+  CHECK(why == "bad magic number");
+}
+
+}  // namespace
+}  // namespace rondo::nmad::wire
