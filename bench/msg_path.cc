@@ -18,7 +18,11 @@
 //   msg_path:ucx:<bytes>             the peer: raw UCX between two workers of
 //                                    this process, ucp_tag_send_nbx /
 //                                    ucp_tag_recv_nbx (bench/raw_ucx.h), the
-//                                    same polling loop.
+//                                    same polling loop;
+//   msg_path:{rondo:ucx,ucx}:window64:8  a window of 64 receives then 64
+//                                    sends, polled until all are done
+//                                    (osu_mbw_mr's message rate): ns and
+//                                    counters per message.
 // Per case: median/min/p99 over repetitions of ns per message, and
 // `allocs_per_msg` (heap allocations counted by //tests:alloc_counter),
 // `cycles_per_msg` and `instructions_per_msg` (perf_event_open of this
@@ -230,6 +234,35 @@ void BM_RondoUcx(benchmark::State& state) {
   if (n && rbuf[0] != sbuf[0]) Fail("ucx data", Status::kInternal);
 }
 
+// A window of 64 messages (osu_mbw_mr's): 64 receives posted, 64 sends,
+// then both ends polled until all are done; one iteration = one window, the
+// counters are per message.
+constexpr int kWindow = 64;
+
+void BM_RondoUcxWindow(benchmark::State& state) {
+  UcxPair& p = *Pair();
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<uint8_t> sbuf(n + 1, 4);
+  std::vector<std::vector<uint8_t>> rbuf(kWindow, std::vector<uint8_t>(n + 1));
+  std::vector<Request> sreq(kWindow), rreq(kWindow);
+  Measure(state, [&] {
+    for (int i = 0; i < kWindow; ++i)
+      if (Status s = p.session[1]->Irecv(0, 6, rbuf[i].data(), n, rreq[i]);
+          s != Status::kOk)
+        Fail("Irecv", s);
+    for (int i = 0; i < kWindow; ++i)
+      if (Status s = p.session[0]->Isend(1, 6, sbuf.data(), n, sreq[i]);
+          s != Status::kOk)
+        Fail("Isend", s);
+    for (int i = 0; i < kWindow; ++i)
+      while (!(sreq[i].done() && rreq[i].done())) {
+        p.core[0]->Progress();
+        p.core[1]->Progress();
+      }
+  });
+  state.SetItemsProcessed(state.iterations() * kWindow);
+}
+
 struct RawPair {
   RawUcx a, b;
   RawPair() {
@@ -252,6 +285,24 @@ void BM_RawUcx(benchmark::State& state) {
   });
 }
 
+void BM_RawUcxWindow(benchmark::State& state) {
+  static RawPair* raw = new RawPair;
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<uint8_t> sbuf(n + 1, 3);
+  std::vector<std::vector<uint8_t>> rbuf(kWindow, std::vector<uint8_t>(n + 1));
+  std::vector<RawUcx::Handle> r(kWindow), sh(kWindow);
+  Measure(state, [&] {
+    for (int i = 0; i < kWindow; ++i) r[i] = raw->b.Irecv(rbuf[i].data(), n, 6);
+    for (int i = 0; i < kWindow; ++i) sh[i] = raw->a.Isend(sbuf.data(), n, 6);
+    for (int i = 0; i < kWindow; ++i)
+      while (!(raw->a.Done(sh[i]) & raw->b.Done(r[i]))) {
+        raw->a.Progress();
+        raw->b.Progress();
+      }
+  });
+  state.SetItemsProcessed(state.iterations() * kWindow);
+}
+
 // Remembers every repetition's time per message and counters.
 class Collector : public benchmark::ConsoleReporter {
  public:
@@ -268,8 +319,12 @@ class Collector : public benchmark::ConsoleReporter {
       const std::string name = r.run_name.str();
       if (!runs.count(name)) order.push_back(name);
       Samples& s = runs[name];
-      s.ns.push_back(r.GetAdjustedRealTime());  // ns per iteration
-      for (const auto& [k, c] : r.counters) s.counters[k].push_back(c.value);
+      // ns per message (a window iteration carries kWindow messages).
+      const bool window = name.find("Window") != std::string::npos;
+      s.ns.push_back(r.GetAdjustedRealTime() / (window ? kWindow : 1));
+      for (const auto& [k, c] : r.counters)
+        if (k != "items_per_second")
+          s.counters[k].push_back(c.value / (window ? kWindow : 1));
     }
     ConsoleReporter::ReportRuns(reports);
   }
@@ -283,6 +338,8 @@ std::string CaseName(const std::string& run) {
   bytes = bytes.substr(0, bytes.find('/'));
   if (fn == "BM_Loopback") return "msg_path:rondo:loopback:" + bytes;
   if (fn == "BM_RondoUcx") return "msg_path:rondo:ucx:" + bytes;
+  if (fn == "BM_RondoUcxWindow") return "msg_path:rondo:ucx:window64:" + bytes;
+  if (fn == "BM_RawUcxWindow") return "msg_path:ucx:window64:" + bytes;
   return "msg_path:ucx:" + bytes;
 }
 
@@ -334,6 +391,10 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("BM_RawUcx", BM_RawUcx)
         ->Arg(bytes)->Repetitions(reps)->MinTime(min_time);
   }
+  benchmark::RegisterBenchmark("BM_RondoUcxWindow", BM_RondoUcxWindow)
+      ->Arg(8)->Repetitions(reps)->MinTime(min_time);
+  benchmark::RegisterBenchmark("BM_RawUcxWindow", BM_RawUcxWindow)
+      ->Arg(8)->Repetitions(reps)->MinTime(min_time);
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());
   Collector collector;
@@ -364,9 +425,11 @@ int main(int argc, char** argv) {
                            len ? ", " : "", k, v);
     }
     const std::string bytes = c.name.substr(c.name.rfind(':') + 1);
-    if (c.name.rfind("msg_path:rondo:ucx:", 0) == 0 &&
-        raw_median.count(bytes)) {
-      const double ratio = c.stats.median_ns / raw_median[bytes];
+    const std::string key = c.name.rfind("msg_path:rondo:ucx:", 0) == 0
+                                ? c.name.substr(19)
+                                : "";
+    if (!key.empty() && raw_median.count(key)) {
+      const double ratio = c.stats.median_ns / raw_median[key];
       c.extra["ratio"] = ratio;
       std::snprintf(note + len, sizeof note - len, "%s%.2fx raw UCX",
                     len ? ", " : "", ratio);
