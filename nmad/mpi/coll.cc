@@ -28,6 +28,41 @@ using coll::Collective;
 using coll::CollArgs;
 using ReqPtr = std::shared_ptr<MpiRequest>;
 
+// Clears what a collective call left in a request, keeping its Operation
+// (restartable once done) and the vectors' storage.
+void Recycle(MpiRequest& r) {
+  r.kind = MpiRequest::Kind::kDone;
+  r.comm.reset();
+  r.type.reset();
+  r.more_types.clear();
+  r.stagings.clear();
+  r.reduce_ctx.reset();
+  r.on_complete.clear();
+  r.completed = false;
+  r.status = MPI_Status{};
+  r.error = MPI_SUCCESS;
+  r.fn = "";
+}
+
+// The request of a collective call. A blocking call completes before it
+// returns, so each thread reuses one request, and with it the Operation and
+// its step states, temporaries and lists: the cached-schedule path of a
+// blocking collective allocates nothing once warm. A request still
+// referenced elsewhere (a blocking collective started from inside another
+// call's completion, which MPI does not allow but costs nothing to survive)
+// is not reused.
+ReqPtr NewRequest(bool blocking) {
+  if (!blocking) return std::make_shared<MpiRequest>();
+  thread_local ReqPtr cached;
+  if (!cached) {
+    cached = std::make_shared<MpiRequest>();
+    return cached;
+  }
+  if (cached.use_count() != 1) return std::make_shared<MpiRequest>();
+  Recycle(*cached);  // after an error return, a call may have left things
+  return cached;
+}
+
 uint8_t* Stage(MpiRequest& r, size_t bytes) {
   r.stagings.push_back(std::make_unique<uint8_t[]>(bytes ? bytes : 1));
   return r.stagings.back().get();
@@ -276,7 +311,7 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   r->kind = MpiRequest::Kind::kColl;
   r->comm = comm;
   r->fn = fn;
-  r->op = std::make_unique<coll::Operation>();
+  if (!r->op) r->op = std::make_unique<coll::Operation>();
   coll::CommView view{&st.core(), comm->coll, comm->world.data(),
                       comm->size, &st.engine().progress_cpuset()};
   Status s = r->op->Start(view, std::move(prepared), send, recv,
@@ -289,7 +324,9 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   }
   if (blocking) {
     (void)r->op->Wait();
-    return Finish(st, *r, fn);
+    const int result = Finish(st, *r, fn);
+    Recycle(*r);  // drops the references to the communicator and types
+    return result;
   }
   *out = st.requests.Add(std::move(r));
   return MPI_SUCCESS;
@@ -337,7 +374,7 @@ int Barrier(MPI_Comm c, bool blocking, MPI_Request* req, const char* fn) {
   if (!comm) return err;
   CollArgs a;
   a.collective = Collective::kBarrier;
-  return Launch(*st, comm, std::make_shared<MpiRequest>(), a, nullptr,
+  return Launch(*st, comm, NewRequest(blocking), a, nullptr,
                 nullptr, {}, blocking, req, kFn);
 }
 
@@ -353,7 +390,7 @@ int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
       !CheckRoot(root, *comm, kFn, &err) ||
       !CheckBuffer(buf, count, *type, comm.get(), kFn, &err, "buffer"))
     return err;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = type;
   CollArgs a;
   a.collective = Collective::kBcast;
@@ -391,7 +428,7 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
       (is_root && !CheckBuffer(recvbuf, count, *type, comm.get(), kFn, &err,
                                "recvbuf")))
     return err;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = type;
   coll::ReduceFn fn_ctx;
   // Exscan's rank 0 output is undefined: the schedule leaves it alone.
@@ -432,7 +469,7 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = st_type ? st_type : rt_type;
   r->more_types = {rt_type};
   const uint64_t block =
@@ -482,7 +519,7 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = rt_type ? rt_type : st_type;
   r->more_types = {st_type};
   const uint64_t block =
@@ -537,7 +574,7 @@ int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
                      &err))
       return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = st_type ? st_type : rt_type;
   r->more_types = {rt_type};
   CollArgs a;
@@ -624,7 +661,7 @@ int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = rt_type ? rt_type : st_type;
   r->more_types = {st_type};
   CollArgs a;
@@ -684,7 +721,7 @@ int AlltoallCommon(Collective kind, PeerSide send, PeerSide recv,
                    bool in_place, const CommPtr& comm, State& st,
                    bool blocking, MPI_Request* req, const char* fn) {
   const int n = comm->size;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->more_types = recv.types;
   for (auto& t : send.types) r->more_types.push_back(t);
   auto disp = [](const PeerSide& p, int i) -> int64_t {
@@ -778,7 +815,7 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
   }
   if (!in_place && stt->is_contiguous() && rt->is_contiguous()) {
     // The common case: the uniform schedule (Bruck or pairwise).
-    auto r = std::make_shared<MpiRequest>();
+    auto r = NewRequest(blocking);
     r->type = rt;
     CollArgs a;
     a.collective = Collective::kAlltoall;
@@ -904,7 +941,7 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
                                      : counts[comm->rank],
                    *type, comm.get(), kFn, &err, "recvbuf"))
     return err;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = type;
   coll::ReduceFn fn_ctx;
   // The schedule reads the whole vector (buf 0) and writes this rank's
@@ -955,7 +992,7 @@ int InternalAllgather(State& st, const CommPtr& comm, const void* send,
   CollArgs a;
   a.collective = Collective::kAllgather;
   a.bytes = bytes;
-  return Launch(st, comm, std::make_shared<MpiRequest>(), a, send, recv, {},
+  return Launch(st, comm, NewRequest(/*blocking=*/true), a, send, recv, {},
                 /*blocking=*/true, nullptr, fn);
 }
 
