@@ -25,11 +25,12 @@ constexpr std::array<std::string_view, kNumCollectives> kCollectiveNames = {
     "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
 };
 
-constexpr int kNumAlgorithms = 12;
+constexpr int kNumAlgorithms = 13;
 constexpr std::array<std::string_view, kNumAlgorithms> kAlgorithmNames = {
     "auto",  "linear",        "binomial", "knomial",
     "chain", "pipelined_chain", "recursive_doubling", "ring",
     "dissemination", "pairwise", "bruck",  "reduce_bcast",
+    "rabenseifner",
 };
 
 using C = Collective;
@@ -317,6 +318,7 @@ void Dispatch(Collective c, Algorithm alg, const CollArgs& a, const Plan& p,
       }
       if (alg == A::kRing) internal::AllreduceRing(b, p);
       if (alg == A::kReduceBcast) internal::AllreduceReduceBcast(b, p);
+      if (alg == A::kRabenseifner) internal::AllreduceRabenseifner(b, p);
       return;
     case C::kGather:
     case C::kGatherv:
@@ -401,7 +403,8 @@ std::vector<Algorithm> AlgorithmsFor(Collective c) {
     case C::kReduce:
       return {A::kBinomial, A::kKnomial, A::kChain, A::kPipelinedChain};
     case C::kAllreduce:
-      return {A::kRecursiveDoubling, A::kRing, A::kReduceBcast};
+      return {A::kRecursiveDoubling, A::kRing, A::kReduceBcast,
+              A::kRabenseifner};
     case C::kGather:
     case C::kScatter:
       return {A::kBinomial, A::kLinear};

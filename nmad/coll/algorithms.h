@@ -65,13 +65,16 @@ enum class Algorithm : uint8_t {
   kBruck,              // alltoall, allgather(v): log2(size) rounds
   kReduceBcast,        // allreduce, reduce_scatter(_block): reduce to 0
                        // (in rank order) then bcast / scatter
+  kRabenseifner,       // allreduce: reduce-scatter by recursive halving,
+                       // allgather by recursive doubling (any size: extra
+                       // ranks fold into partners; keeps the rank order)
 };
 
 // Lower-case names, as in RONDO_COLL_<COLLECTIVE>=<algorithm>:
 // "barrier", "bcast", ..., "reduce_scatter_block", "exscan" and "auto",
 // "linear", "binomial", "knomial", "chain", "pipelined_chain",
 // "recursive_doubling", "ring", "dissemination", "pairwise", "bruck",
-// "reduce_bcast".
+// "reduce_bcast", "rabenseifner".
 std::string_view CollectiveName(Collective c);
 std::string_view AlgorithmName(Algorithm a);
 std::optional<Collective> ParseCollective(std::string_view name);
