@@ -146,10 +146,11 @@ void AllreduceRabenseifner(Builder& b, const Plan& p) {
   // The temporary holds the partner's copy of the half kept (the first
   // round's is the largest), or the folded partner's whole vector.
   const uint64_t half = std::max(ch.Offset(pof2 / 2), B - ch.Offset(pof2 / 2));
-  const uint16_t tmp = b.Tmp(r < 2 * rem ? B : half);
-  b.Copy(in, out);
+  const bool folded = r < 2 * rem;
+  const uint16_t tmp = b.Tmp(folded ? B : half);
   int newrank;
-  if (r < 2 * rem) {
+  if (folded) {
+    b.Copy(in, out);
     const BufRef t = Ref(tmp, 0, B);
     b.Recv(r - 1, 0, t);
     b.Reduce(t, out);  // x_{r-1} op x_r
@@ -157,6 +158,7 @@ void AllreduceRabenseifner(Builder& b, const Plan& p) {
   } else {
     newrank = r - rem;
   }
+
   auto real = [&](int nd) { return nd < rem ? 2 * nd + 1 : nd + rem; };
   // Reduce-scatter by recursive halving, nearest partner first: before the
   // round of `mask` this rank's partial result covers the aligned group of
@@ -177,7 +179,17 @@ void AllreduceRabenseifner(Builder& b, const Plan& p) {
     const BufRef mine = keep_lower ? range(lo, mid) : range(mid, hi);
     const BufRef theirs = keep_lower ? range(mid, hi) : range(lo, mid);
     rounds.push_back({real(nd), lo, mid, hi, keep_lower});
-    b.Send(real(nd), tag, theirs);
+    if (mask == 1 && !folded) {
+      // Unless a fold already reduced into the output, the first round
+      // sends straight from the input and copies only the half it keeps
+      // (half the copy of recursive doubling); `theirs` is read before
+      // `mine` of an aliased output is written (in place the copy is
+      // skipped).
+      b.Send(real(nd), tag, Sub(in, theirs.offset, theirs.len));
+      b.Copy(Sub(in, mine.offset, mine.len), mine);
+    } else {
+      b.Send(real(nd), tag, theirs);
+    }
     const BufRef t = Ref(tmp, 0, mine.len);
     b.Recv(real(nd), tag, t);
     if (p.commutative || nd < newrank) {
