@@ -112,6 +112,19 @@ struct CollArgs {
   // Reductions.
   uint64_t elem_size = 1;  // bytes per element; sizes are multiples of it
   bool commutative = true;
+  // Where the communicator runs, for Choose() only (Build ignores them).
+  // Every rank of the communicator must pass the same values, as for the
+  // other arguments: the MPI layer derives them from job-wide facts.
+  //   single_node: every rank of the job shares one node's memory, so a
+  //     large message is copied once, by its receiver (single-copy
+  //     rendezvous), and many receivers of one root copy in parallel.
+  //   oversubscribed: single_node, and the node has more ranks than cores:
+  //     ranks take turns on the cores, so each message that has to wait
+  //     for another rank to be scheduled costs a context switch, and the
+  //     algorithm with the fewest messages in sequence wins over the one
+  //     with the shortest critical path.
+  bool single_node = false;
+  bool oversubscribed = false;
   // Tuning.
   uint64_t segment_bytes = 64 * 1024;  // pipelined chain (rounded down to a
                                        // multiple of elem_size, >= 1 elem)
@@ -164,8 +177,9 @@ struct CollArgs {
 // the order, mismatched count vectors). kAuto means Choose(args).
 std::string Build(Algorithm algorithm, const CollArgs& args, Schedule* out);
 
-// The default algorithm for these arguments, by size and process count.
-// Never an algorithm Build refuses for valid arguments (e.g. no ring for a
+// The default algorithm for these arguments, by size, process count and
+// where the ranks run (the decision table is in docs/mpi.md). Never an
+// algorithm Build refuses for valid arguments (e.g. no ring for a
 // non-commutative reduction).
 Algorithm Choose(const CollArgs& args);
 

@@ -265,6 +265,11 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   args.size = comm->size;
   args.segment_bytes = st.segment_bytes;
   args.radix = st.radix;
+  // Job-wide facts, the same on every rank: the whole job on this node
+  // (its local size is the job's size), and that node short of cores.
+  const engine::Engine& engine = st.engine();
+  args.single_node = engine.options().local_size == st.world_size();
+  args.oversubscribed = args.single_node && engine.oversubscribed();
   args.elem_size = reduce.fn ? reduce.elem_size : 1;
   const uint64_t seq = comm->coll_seq.fetch_add(1, std::memory_order_relaxed);
   int split = SplitLevel(st, *comm, args.collective, blocking);
