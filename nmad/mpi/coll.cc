@@ -28,6 +28,16 @@ using coll::Collective;
 using coll::CollArgs;
 using ReqPtr = std::shared_ptr<MpiRequest>;
 
+struct ReduceCtx {
+  std::shared_ptr<const Op> op;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;
+  TypePtr type;  // the element type the schedule's elements are made of
+  // The schedule's element pointers are this many bytes past the address
+  // the type map is relative to (true_lb for a contiguous type in the
+  // user's buffer, lb in an extent-layout copy).
+  int64_t shift = 0;
+};
+
 // Clears what a collective call left in a request, keeping its Operation
 // (restartable once done) and the vectors' storage.
 void Recycle(MpiRequest& r) {
@@ -36,7 +46,11 @@ void Recycle(MpiRequest& r) {
   r.type.reset();
   r.more_types.clear();
   r.stagings.clear();
-  r.reduce_ctx.reset();
+  if (r.reduce_ctx) {
+    // Kept for the thread's next reduction (only this file sets it, always
+    // to a ReduceCtx); the operator and type references go now.
+    *static_cast<ReduceCtx*>(r.reduce_ctx.get()) = ReduceCtx{};
+  }
   r.on_complete.clear();
   r.completed = false;
   r.status = MPI_Status{};
@@ -95,15 +109,6 @@ uint8_t* OutBytes(MpiRequest& r, void* buf, int64_t count, const TypePtr& t,
   return s;
 }
 
-struct ReduceCtx {
-  std::shared_ptr<const Op> op;
-  MPI_Datatype handle = MPI_DATATYPE_NULL;
-  TypePtr type;  // the element type the schedule's elements are made of
-  // The schedule's element pointers are this many bytes past the address
-  // the type map is relative to (true_lb for a contiguous type in the
-  // user's buffer, lb in an extent-layout copy).
-  int64_t shift = 0;
-};
 
 void ReduceTrampoline(const void* in, void* inout, uint64_t count,
                       void* ctx) noexcept {
@@ -129,7 +134,11 @@ ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
                        int count, MPI_Datatype handle, const TypePtr& type,
                        const std::shared_ptr<const Op>& op, bool in_place,
                        bool has_output, coll::ReduceFn* fn) {
-  auto ctx = std::make_shared<ReduceCtx>();
+  // A recycled request (a blocking call's) brings its context along.
+  std::shared_ptr<ReduceCtx> ctx =
+      r.reduce_ctx ? std::static_pointer_cast<ReduceCtx>(r.reduce_ctx)
+                   : std::make_shared<ReduceCtx>();
+  *ctx = ReduceCtx{};
   ctx->op = op;
   ReduceBufs b;
   const void* input = in_place ? recvbuf : sendbuf;
