@@ -840,6 +840,12 @@ TEST_CASE("Choose follows message size and process count") {
   REQUIRE(Choose(a) == Algorithm::kRabenseifner);
   a.bytes = 4 * 32;  // fewer elements than the power of two
   REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);
+  a = Args(Collective::kAllreduce, 2);
+  a.elem_size = 4;
+  a.bytes = 256 * 1024;
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
+  a.bytes = 1 << 20;  // two ranks: one rendezvous each way
+  REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);
   a = Args(Collective::kAlltoall, 64);
   a.bytes = 8;
   REQUIRE(Choose(a) == Algorithm::kBruck);

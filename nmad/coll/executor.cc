@@ -412,10 +412,23 @@ bool Operation::RunReady(bool start_steps) noexcept {
   }
   engine::Engine& engine = comm_.core->engine();
   const bool tracing = engine.tracing();
-  for (uint32_t i : running_) {
-    const int64_t t0 = tracing ? engine::Tracer::NowNs() : 0;
-    (void)RunStep(&steps_[i]);
-    if (tracing) engine.TraceInline(steps_[i].task, t0, engine::Tracer::NowNs());
+  // Messages first: a receive posted before a local copy or reduction lets
+  // the peer's data move (a rendezvous pulls it) while this thread
+  // computes, and a send tells its peer sooner. Three passes over the batch,
+  // no sorting: receives, then sends, then the local steps.
+  const std::vector<Step>& steps = prepared_->schedule.steps;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (uint32_t i : running_) {
+      const StepKind kind = steps[i].kind;
+      const int want = kind == StepKind::kRecv   ? 0
+                       : kind == StepKind::kSend ? 1
+                                                 : 2;
+      if (want != pass) continue;
+      const int64_t t0 = tracing ? engine::Tracer::NowNs() : 0;
+      (void)RunStep(&steps_[i]);
+      if (tracing)
+        engine.TraceInline(steps_[i].task, t0, engine::Tracer::NowNs());
+    }
   }
   running_.clear();
   runner_busy_.store(false, std::memory_order_release);
