@@ -254,6 +254,7 @@ bool AliasDelta(const CollArgs& a, const Plan& p, int64_t* delta) {
     case C::kReduce:
       return root;
     case C::kAllreduce:
+      return !a.buffers_disjoint;
     case C::kScan:
     case C::kExscan:
     case C::kAlltoall:

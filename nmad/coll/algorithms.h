@@ -125,6 +125,12 @@ struct CollArgs {
   //     with the shortest critical path.
   bool single_node = false;
   bool oversubscribed = false;
+  // The caller promises that buffers 0 and 1 do not overlap (no
+  // MPI_IN_PLACE). Allreduce then drops the aliasing guarantee below and
+  // its recursive doubling receives straight into the output and reduces
+  // the input into it (no copy of the input). Only allreduce reads it; the
+  // MPI layer's schedule cache must tell the two forms apart.
+  bool buffers_disjoint = false;
   // Tuning.
   uint64_t segment_bytes = 64 * 1024;  // pipelined chain (rounded down to a
                                        // multiple of elem_size, >= 1 elem)

@@ -287,8 +287,14 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
                  : st.forced[static_cast<int>(args.collective)];
   // Collectives without per-rank counts reuse their prepared schedule.
   const bool cacheable = args.counts.empty() && args.send_counts.empty();
+  // Allreduce has no root: the key's root slot tells its disjoint-buffer
+  // schedule (no MPI_IN_PLACE) from the in-place one.
+  const int key_root =
+      args.collective == Collective::kAllreduce && args.buffers_disjoint
+          ? -1
+          : args.root;
   const ScheduleKey key{static_cast<int>(args.collective),
-                        static_cast<int>(forced), args.root, args.bytes,
+                        static_cast<int>(forced), key_root, args.bytes,
                         args.elem_size, args.commutative, split};
   std::shared_ptr<const coll::PreparedSchedule> prepared;
   if (cacheable) {
@@ -455,6 +461,9 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
   a.root = root;
   a.bytes = b.bytes;
   a.commutative = op->commutative;
+  // MPI forbids overlapping send and receive buffers outside MPI_IN_PLACE
+  // (and staged copies never overlap).
+  a.buffers_disjoint = kind == Collective::kAllreduce && !in_place;
   return Launch(*st, comm, r, a, b.send, b.recv, fn_ctx, blocking, req, kFn);
 }
 

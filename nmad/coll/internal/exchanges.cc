@@ -92,23 +92,44 @@ void AllreduceRecursiveDoubling(Builder& b, const Plan& p) {
     b.Recv(r + 1, 1, out);
     return;
   }
+  int newrank = r < 2 * rem ? r / 2 : r - rem;
+  auto real = [&](int nd) { return nd < rem ? 2 * nd + 1 : nd + rem; };
+  // Input and output apart (the caller said so) and no fold: the first
+  // round sends the input, receives the partner's vector straight into the
+  // output and reduces the input into it (ours op theirs: right for a
+  // commutative op, or a partner above us). No copy of the input, and with
+  // two ranks no temporary.
+  const int first = pof2 > 1 ? real(newrank ^ 1) : -1;
+  const bool direct = r >= 2 * rem && pof2 > 1 && !b.MayOverlap(in, out) &&
+                      (p.commutative || first > r);
+  if (direct && pof2 == 2) {
+    b.Send(first, 2, in);
+    b.Recv(first, 2, out);
+    b.Reduce(in, out);
+    return;
+  }
   const BufRef tmp = Ref(b.Tmp(B), 0, B);
-  b.Copy(in, out);
-  int newrank;
-  if (r < 2 * rem) {
-    b.Recv(r - 1, 0, tmp);
-    b.Reduce(tmp, out);  // x_{r-1} op x_r
-    newrank = r / 2;
+  uint32_t round = 2;
+  int mask = 1;
+  if (direct) {
+    b.Send(first, round, in);
+    b.Recv(first, round, out);
+    b.Reduce(in, out);
+    ++round;
+    mask = 2;
   } else {
-    newrank = r - rem;
+    b.Copy(in, out);
+    if (r < 2 * rem) {
+      b.Recv(r - 1, 0, tmp);
+      b.Reduce(tmp, out);  // x_{r-1} op x_r
+    }
   }
   // acc covers consecutive ranks; the partner's ranks are all below or all
   // above ours, and so is its real rank.
   BufRef acc = out, spare = tmp;
-  uint32_t round = 2;
-  for (int mask = 1; mask < pof2; mask <<= 1, ++round) {
+  for (; mask < pof2; mask <<= 1, ++round) {
     const int nd = newrank ^ mask;
-    const int d = nd < rem ? 2 * nd + 1 : nd + rem;
+    const int d = real(nd);
     b.Send(d, round, acc);
     b.Recv(d, round, spare);
     if (p.commutative || d < r) {
