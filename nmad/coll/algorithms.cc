@@ -25,11 +25,12 @@ constexpr std::array<std::string_view, kNumCollectives> kCollectiveNames = {
     "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
 };
 
-constexpr int kNumAlgorithms = 12;
+constexpr int kNumAlgorithms = 13;
 constexpr std::array<std::string_view, kNumAlgorithms> kAlgorithmNames = {
     "auto",  "linear",        "binomial", "knomial",
     "chain", "pipelined_chain", "recursive_doubling", "ring",
     "dissemination", "pairwise", "bruck",  "reduce_bcast",
+    "rabenseifner",
 };
 
 using C = Collective;
@@ -253,6 +254,7 @@ bool AliasDelta(const CollArgs& a, const Plan& p, int64_t* delta) {
     case C::kReduce:
       return root;
     case C::kAllreduce:
+      return !a.buffers_disjoint;
     case C::kScan:
     case C::kExscan:
     case C::kAlltoall:
@@ -317,6 +319,7 @@ void Dispatch(Collective c, Algorithm alg, const CollArgs& a, const Plan& p,
       }
       if (alg == A::kRing) internal::AllreduceRing(b, p);
       if (alg == A::kReduceBcast) internal::AllreduceReduceBcast(b, p);
+      if (alg == A::kRabenseifner) internal::AllreduceRabenseifner(b, p);
       return;
     case C::kGather:
     case C::kGatherv:
@@ -401,7 +404,8 @@ std::vector<Algorithm> AlgorithmsFor(Collective c) {
     case C::kReduce:
       return {A::kBinomial, A::kKnomial, A::kChain, A::kPipelinedChain};
     case C::kAllreduce:
-      return {A::kRecursiveDoubling, A::kRing, A::kReduceBcast};
+      return {A::kRecursiveDoubling, A::kRing, A::kReduceBcast,
+              A::kRabenseifner};
     case C::kGather:
     case C::kScatter:
       return {A::kBinomial, A::kLinear};
@@ -484,10 +488,16 @@ BufferBytes BufferBytesFor(const CollArgs& a) {
 }
 
 Algorithm Choose(const CollArgs& a) {
+  // The decision table of docs/mpi.md ("Which algorithm runs"); keep both
+  // in step. Thresholds marked MPICH are MPICH 4's defaults
+  // (MPIR_CVAR_BCAST_SHORT_MSG_SIZE, _BCAST_MIN_PROCS,
+  // _ALLREDUCE_SHORT_MSG_SIZE); the others were measured with
+  // bench/mpi_suite and bench/coll (docs/coll_benchmarks.md).
   const int n = a.size;
   const uint64_t B = a.bytes;
   const uint64_t seg = std::max<uint64_t>(a.segment_bytes, 1);
   const bool many = n >= 4;
+  const bool pof2 = (n & (n - 1)) == 0;
   // Long enough for a pipeline of several segments to beat a tree.
   const bool long_message = B >= std::max<uint64_t>(128 * 1024, 4 * seg);
   auto total_of = [&](const std::vector<uint64_t>& v) {
@@ -499,13 +509,39 @@ Algorithm Choose(const CollArgs& a) {
     case C::kBarrier:
       return A::kDissemination;
     case C::kBcast:
+      // One node, few ranks: every receiver copies from the root at once
+      // (single-copy rendezvous), in one hop.
+      if (a.single_node && n <= 8) return n <= 2 ? A::kBinomial : A::kLinear;
+      // MPICH: binomial for short messages or fewer than 8 ranks.
+      if (B < 12 * 1024 || n < 8) return A::kBinomial;
+      return long_message ? A::kPipelinedChain : A::kBinomial;
     case C::kReduce:
       return many && long_message ? A::kPipelinedChain : A::kBinomial;
     case C::kAllreduce: {
       const uint64_t elems = a.elem_size > 0 ? B / a.elem_size : 0;
-      const bool ring_pays = a.commutative && n > 2 && B >= 64 * 1024 &&
-                             elems >= static_cast<uint64_t>(n);
-      return ring_pays ? A::kRing : A::kRecursiveDoubling;
+      int p2 = 1;
+      while (p2 <= n / 2) p2 *= 2;
+      // Short vectors: log2(n) rounds of whole-vector exchanges. MPICH
+      // switches at 2 KiB; with few ranks recursive doubling moves little
+      // more than Rabenseifner in half the rounds (measured even at 16-64
+      // KiB on 2 ranks, behind at 256 KiB).
+      const uint64_t short_bytes = n < 8 ? 64 * 1024 : 2 * 1024;
+      if (n <= 1 || B < short_bytes || elems < static_cast<uint64_t>(p2))
+        return A::kRecursiveDoubling;
+      // Two ranks, long vectors: one rendezvous each way instead of
+      // Rabenseifner's two in sequence, which cost more than the halved
+      // copy and reduction saves from 512 KiB on (measured: 1 MiB, 235 us
+      // against 259 us, bench/mpi_suite).
+      if (n == 2 && B >= 512 * 1024) return A::kRecursiveDoubling;
+      // Ranks sharing cores: the same copies and reductions as
+      // Rabenseifner, in 2 (n - 1) messages instead of 4 log2(n) per rank.
+      if (a.oversubscribed && n > 2) return A::kReduceBcast;
+      // A ring needs no folding of extra ranks: for non-powers of two it
+      // moves 2 (n - 1) / n of the vector per rank where Rabenseifner's
+      // folded pairs move two whole vectors more.
+      if (!pof2 && a.commutative && elems >= static_cast<uint64_t>(n))
+        return A::kRing;
+      return A::kRabenseifner;
     }
     case C::kGather:
     case C::kScatter:

@@ -65,13 +65,16 @@ enum class Algorithm : uint8_t {
   kBruck,              // alltoall, allgather(v): log2(size) rounds
   kReduceBcast,        // allreduce, reduce_scatter(_block): reduce to 0
                        // (in rank order) then bcast / scatter
+  kRabenseifner,       // allreduce: reduce-scatter by recursive halving,
+                       // allgather by recursive doubling (any size: extra
+                       // ranks fold into partners; keeps the rank order)
 };
 
 // Lower-case names, as in RONDO_COLL_<COLLECTIVE>=<algorithm>:
 // "barrier", "bcast", ..., "reduce_scatter_block", "exscan" and "auto",
 // "linear", "binomial", "knomial", "chain", "pipelined_chain",
 // "recursive_doubling", "ring", "dissemination", "pairwise", "bruck",
-// "reduce_bcast".
+// "reduce_bcast", "rabenseifner".
 std::string_view CollectiveName(Collective c);
 std::string_view AlgorithmName(Algorithm a);
 std::optional<Collective> ParseCollective(std::string_view name);
@@ -109,6 +112,25 @@ struct CollArgs {
   // Reductions.
   uint64_t elem_size = 1;  // bytes per element; sizes are multiples of it
   bool commutative = true;
+  // Where the communicator runs, for Choose() only (Build ignores them).
+  // Every rank of the communicator must pass the same values, as for the
+  // other arguments: the MPI layer derives them from job-wide facts.
+  //   single_node: every rank of the job shares one node's memory, so a
+  //     large message is copied once, by its receiver (single-copy
+  //     rendezvous), and many receivers of one root copy in parallel.
+  //   oversubscribed: single_node, and the node has more ranks than cores:
+  //     ranks take turns on the cores, so each message that has to wait
+  //     for another rank to be scheduled costs a context switch, and the
+  //     algorithm with the fewest messages in sequence wins over the one
+  //     with the shortest critical path.
+  bool single_node = false;
+  bool oversubscribed = false;
+  // The caller promises that buffers 0 and 1 do not overlap (no
+  // MPI_IN_PLACE). Allreduce then drops the aliasing guarantee below and
+  // its recursive doubling receives straight into the output and reduces
+  // the input into it (no copy of the input). Only allreduce reads it; the
+  // MPI layer's schedule cache must tell the two forms apart.
+  bool buffers_disjoint = false;
   // Tuning.
   uint64_t segment_bytes = 64 * 1024;  // pipelined chain (rounded down to a
                                        // multiple of elem_size, >= 1 elem)
@@ -161,8 +183,9 @@ struct CollArgs {
 // the order, mismatched count vectors). kAuto means Choose(args).
 std::string Build(Algorithm algorithm, const CollArgs& args, Schedule* out);
 
-// The default algorithm for these arguments, by size and process count.
-// Never an algorithm Build refuses for valid arguments (e.g. no ring for a
+// The default algorithm for these arguments, by size, process count and
+// where the ranks run (the decision table is in docs/mpi.md). Never an
+// algorithm Build refuses for valid arguments (e.g. no ring for a
 // non-commutative reduction).
 Algorithm Choose(const CollArgs& args);
 

@@ -202,6 +202,8 @@ std::string RunCase(const Case& k,
     a.commutative = k.op != Op::kMat2;
     a.segment_bytes = k.segment_bytes;
     a.radix = k.radix;
+    // Half of the cases without MPI_IN_PLACE promise disjoint buffers.
+    a.buffers_disjoint = !k.in_place && k.seed % 2 == 0;
   }
   // Layouts of the v-forms.
   std::vector<uint64_t> counts, displs;
@@ -750,8 +752,11 @@ TEST_CASE("Choose never picks an algorithm Build refuses") {
     for (int n : {1, 2, 3, 4, 7, 8, 16, 100, 1024}) {
       for (uint64_t elems : {0ull, 1ull, 7ull, 1000ull, 100000ull, 1000000ull}) {
         for (uint64_t es : {1ull, 4ull, 16ull}) {
-          for (bool commutative : {true, false}) {
+          for (int where = 0; where < 6; ++where) {
+            const bool commutative = where % 2 == 0;
             CollArgs a = Args(c, n, n - 1);
+            a.single_node = where >= 2;
+            a.oversubscribed = where >= 4;
             a.root = n / 2;
             a.elem_size = es;
             a.commutative = commutative;
@@ -772,6 +777,8 @@ TEST_CASE("Choose never picks an algorithm Build refuses") {
             const Algorithm chosen = Choose(a);
             INFO(CollectiveName(c) << " n=" << n << " bytes=" << a.bytes
                                    << " commutative=" << commutative
+                                   << " single_node=" << a.single_node
+                                   << " oversubscribed=" << a.oversubscribed
                                    << " chose " << AlgorithmName(chosen));
             Schedule s;
             REQUIRE(Build(chosen, a, &s) == "");
@@ -792,13 +799,54 @@ TEST_CASE("Choose follows message size and process count") {
   REQUIRE(Choose(a) == Algorithm::kBinomial);
   a.bytes = 4 << 20;
   REQUIRE(Choose(a) == Algorithm::kPipelinedChain);
+  a.bytes = 64 * 1024;  // below a pipeline, above MPICH's short message
+  REQUIRE(Choose(a) == Algorithm::kBinomial);
+  a = Args(Collective::kBcast, 4);
+  a.bytes = 4 << 20;
+  REQUIRE(Choose(a) == Algorithm::kBinomial);  // fewer than 8 ranks
+  a.single_node = true;
+  REQUIRE(Choose(a) == Algorithm::kLinear);
+  a.bytes = 8;
+  REQUIRE(Choose(a) == Algorithm::kLinear);
+  a = Args(Collective::kBcast, 16);
+  a.single_node = true;
+  a.bytes = 8;
+  REQUIRE(Choose(a) == Algorithm::kBinomial);
   a = Args(Collective::kAllreduce, 64);
   a.elem_size = 4;
   a.bytes = 64;
   REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);
   a.bytes = 4 << 20;
-  REQUIRE(Choose(a) == Algorithm::kRing);
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
   a.commutative = false;
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
+  a = Args(Collective::kAllreduce, 6);
+  a.elem_size = 4;
+  a.bytes = 4 << 20;
+  REQUIRE(Choose(a) == Algorithm::kRing);  // no folding of extra ranks
+  a.commutative = false;
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
+  a = Args(Collective::kAllreduce, 4);
+  a.elem_size = 4;
+  a.bytes = 16 * 1024;
+  REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);  // few ranks: 64 KiB
+  a.bytes = 1 << 20;
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
+  a.single_node = a.oversubscribed = true;
+  REQUIRE(Choose(a) == Algorithm::kReduceBcast);
+  a.bytes = 8;
+  REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);
+  a = Args(Collective::kAllreduce, 64);
+  a.elem_size = 4;
+  a.bytes = 4096;  // over MPICH's 2 KiB with many ranks
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
+  a.bytes = 4 * 32;  // fewer elements than the power of two
+  REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);
+  a = Args(Collective::kAllreduce, 2);
+  a.elem_size = 4;
+  a.bytes = 256 * 1024;
+  REQUIRE(Choose(a) == Algorithm::kRabenseifner);
+  a.bytes = 1 << 20;  // two ranks: one rendezvous each way
   REQUIRE(Choose(a) == Algorithm::kRecursiveDoubling);
   a = Args(Collective::kAlltoall, 64);
   a.bytes = 8;
@@ -821,6 +869,7 @@ TEST_CASE("schedules stay lean for 1024 ranks") {
       {Collective::kReduce, Algorithm::kBinomial, 3 * 10 + 2},
       {Collective::kAllreduce, Algorithm::kRecursiveDoubling, 3 * 10 + 6},
       {Collective::kAllreduce, Algorithm::kRing, 5 * 1024},
+      {Collective::kAllreduce, Algorithm::kRabenseifner, 5 * 10 + 6},
       {Collective::kAllgather, Algorithm::kRecursiveDoubling, 2 * 10 + 4},
       {Collective::kAllgather, Algorithm::kBruck, 2 * 10 + 4},
       {Collective::kGather, Algorithm::kBinomial, 2 * 10 + 4},

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 
 namespace rondo::nmad::coll {
 
@@ -33,8 +34,7 @@ void Operation::Quiesce() noexcept {
   // instructions before the memory goes.
   if (!prepared_) return;
   while (runner_busy_.load(std::memory_order_acquire)) sched_yield();
-  const uint32_t n = static_cast<uint32_t>(prepared_->schedule.steps.size());
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; i < steps_n_; ++i) {
     StepState& st = steps_[i];
     while (st.task.state() == engine::TaskState::kQueued ||
            (st.posted && !st.req.done()))
@@ -169,35 +169,56 @@ Status Operation::Start(const CommView& comm,
   const Schedule& sc = prepared_->schedule;
   const uint32_t n = static_cast<uint32_t>(sc.steps.size());
 
+  // An Operation started again (the MPI layer keeps one per thread for
+  // blocking calls) reuses its temporaries, step states and lists when they
+  // are large enough: no allocation on that path.
   const uint64_t total = prepared_->tmp_total;
-  tmp_storage_.reset(
-      total ? static_cast<uint8_t*>(std::aligned_alloc(64, total)) : nullptr);
-  if (total && !tmp_storage_) {
-    std::lock_guard<std::mutex> lock(error_mu_);
-    error_ = "out of memory for " + std::to_string(total) +
-             " bytes of collective temporaries";
-    return Status::kNoResource;
+  if (total > tmp_capacity_) {
+    tmp_storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, total)));
+    tmp_capacity_ = tmp_storage_ ? total : 0;
+    if (!tmp_storage_) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      error_ = "out of memory for " + std::to_string(total) +
+               " bytes of collective temporaries";
+      return Status::kNoResource;
+    }
   }
   tmp_.assign(sc.tmp_bytes.size(), nullptr);
   for (size_t i = 0; i < tmp_.size(); ++i)
     tmp_[i] = tmp_storage_.get() + prepared_->tmp_offsets[i];
 
-  steps_.reset(new StepState[n]);
+  if (n > steps_capacity_) {
+    steps_.reset(new StepState[n]);
+    steps_capacity_ = n;
+    steps_ready_ = 0;
+  }
   const bool split = prepared_->split_s >= 0;
+  // A blocking caller runs every step itself (never through the engine's
+  // queues), so the tasks are initialised only for the other forms (and
+  // for tracing, which names the steps' tasks).
+  const bool inline_steps = caller_waits && !split;
+  const bool init_tasks =
+      !inline_steps || comm.core->engine().tracing();
   const topology::CpuSet& cpus =
       split && comm.comm_cpus != nullptr && !comm.comm_cpus->Empty()
           ? *comm.comm_cpus
           : comm.core->task_cpuset();
   for (uint32_t i = 0; i < n; ++i) {
     StepState& st = steps_[i];
-    st.op = this;
-    st.index = i;
+    if (i >= steps_ready_) {
+      st.op = this;
+      st.index = i;
+      st.req.set_completion(&Operation::OnRequestDone, &st);
+    }
+    st.posted = false;
     st.remaining.store(static_cast<uint32_t>(sc.steps[i].deps.size()),
                        std::memory_order_relaxed);
-    st.task.Init(&Operation::RunStep, &st, cpus,
-                 {.name = StepTraceName(sc.steps[i]), .trace_id = i});
-    st.req.set_completion(&Operation::OnRequestDone, &st);
+    if (init_tasks)
+      st.task.Init(&Operation::RunStep, &st, cpus,
+                   {.name = StepTraceName(sc.steps[i]), .trace_id = i});
   }
+  steps_ready_ = std::max(steps_ready_, n);
+  steps_n_ = n;
   // A caller that waits at once (a blocking collective) runs the steps
   // itself from the start; others go to the engine until someone waits.
   waiter_.store(caller_waits, std::memory_order_relaxed);
@@ -213,8 +234,10 @@ Status Operation::Start(const CommView& comm,
   running_.reserve(n);
   left_.store(n + 1, std::memory_order_relaxed);  // +1: held by Start
   // Until Finish(): work that needs progress while the application computes
-  // (a quiet progress thread runs it when the application is outside).
-  comm.core->engine().BeginBackground();
+  // (a quiet progress thread runs it when the application is outside). A
+  // blocking caller stays inside until the end: nothing to announce.
+  background_ = !inline_steps;
+  if (background_) comm.core->engine().BeginBackground();
   started_.store(true, std::memory_order_release);
   for (uint32_t i : prepared_->roots) Launch(steps_[i]);
   // The application's share of an all-to-one split runs here, before the
@@ -227,7 +250,7 @@ Status Operation::Start(const CommView& comm,
 
 void Operation::Finish() noexcept {
   if (on_done_) on_done_(*this, done_arg_);
-  comm_.core->engine().EndBackground();
+  if (background_) comm_.core->engine().EndBackground();
   done_.store(true, std::memory_order_release);
 }
 
@@ -389,10 +412,23 @@ bool Operation::RunReady(bool start_steps) noexcept {
   }
   engine::Engine& engine = comm_.core->engine();
   const bool tracing = engine.tracing();
-  for (uint32_t i : running_) {
-    const int64_t t0 = tracing ? engine::Tracer::NowNs() : 0;
-    (void)RunStep(&steps_[i]);
-    if (tracing) engine.TraceInline(steps_[i].task, t0, engine::Tracer::NowNs());
+  // Messages first: a receive posted before a local copy or reduction lets
+  // the peer's data move (a rendezvous pulls it) while this thread
+  // computes, and a send tells its peer sooner. Three passes over the batch,
+  // no sorting: receives, then sends, then the local steps.
+  const std::vector<Step>& steps = prepared_->schedule.steps;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (uint32_t i : running_) {
+      const StepKind kind = steps[i].kind;
+      const int want = kind == StepKind::kRecv   ? 0
+                       : kind == StepKind::kSend ? 1
+                                                 : 2;
+      if (want != pass) continue;
+      const int64_t t0 = tracing ? engine::Tracer::NowNs() : 0;
+      (void)RunStep(&steps_[i]);
+      if (tracing)
+        engine.TraceInline(steps_[i].task, t0, engine::Tracer::NowNs());
+    }
   }
   running_.clear();
   runner_busy_.store(false, std::memory_order_release);

@@ -203,7 +203,12 @@ class Operation {
   ReduceFn reduce_;
   DoneFn on_done_ = nullptr;
   void* done_arg_ = nullptr;
+  uint64_t tmp_capacity_ = 0;     // bytes of tmp_storage_
   std::unique_ptr<StepState[]> steps_;
+  uint32_t steps_capacity_ = 0;  // entries of steps_
+  uint32_t steps_ready_ = 0;     // entries whose op/index/completion are set
+  uint32_t steps_n_ = 0;         // steps of the current schedule
+  bool background_ = false;      // BeginBackground was called at Start
   std::atomic<uint32_t> left_{0};        // steps not finished
   std::atomic<bool> failed_{false};
   std::atomic<bool> done_{false};

@@ -28,6 +28,55 @@ using coll::Collective;
 using coll::CollArgs;
 using ReqPtr = std::shared_ptr<MpiRequest>;
 
+struct ReduceCtx {
+  std::shared_ptr<const Op> op;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;
+  TypePtr type;  // the element type the schedule's elements are made of
+  // The schedule's element pointers are this many bytes past the address
+  // the type map is relative to (true_lb for a contiguous type in the
+  // user's buffer, lb in an extent-layout copy).
+  int64_t shift = 0;
+};
+
+// Clears what a collective call left in a request, keeping its Operation
+// (restartable once done) and the vectors' storage.
+void Recycle(MpiRequest& r) {
+  r.kind = MpiRequest::Kind::kDone;
+  r.comm.reset();
+  r.type.reset();
+  r.more_types.clear();
+  r.stagings.clear();
+  if (r.reduce_ctx) {
+    // Kept for the thread's next reduction (only this file sets it, always
+    // to a ReduceCtx); the operator and type references go now.
+    *static_cast<ReduceCtx*>(r.reduce_ctx.get()) = ReduceCtx{};
+  }
+  r.on_complete.clear();
+  r.completed = false;
+  r.status = MPI_Status{};
+  r.error = MPI_SUCCESS;
+  r.fn = "";
+}
+
+// The request of a collective call. A blocking call completes before it
+// returns, so each thread reuses one request, and with it the Operation and
+// its step states, temporaries and lists: the cached-schedule path of a
+// blocking collective allocates nothing once warm. A request still
+// referenced elsewhere (a blocking collective started from inside another
+// call's completion, which MPI does not allow but costs nothing to survive)
+// is not reused.
+ReqPtr NewRequest(bool blocking) {
+  if (!blocking) return std::make_shared<MpiRequest>();
+  thread_local ReqPtr cached;
+  if (!cached) {
+    cached = std::make_shared<MpiRequest>();
+    return cached;
+  }
+  if (cached.use_count() != 1) return std::make_shared<MpiRequest>();
+  Recycle(*cached);  // after an error return, a call may have left things
+  return cached;
+}
+
 uint8_t* Stage(MpiRequest& r, size_t bytes) {
   r.stagings.push_back(std::make_unique<uint8_t[]>(bytes ? bytes : 1));
   return r.stagings.back().get();
@@ -60,15 +109,6 @@ uint8_t* OutBytes(MpiRequest& r, void* buf, int64_t count, const TypePtr& t,
   return s;
 }
 
-struct ReduceCtx {
-  std::shared_ptr<const Op> op;
-  MPI_Datatype handle = MPI_DATATYPE_NULL;
-  TypePtr type;  // the element type the schedule's elements are made of
-  // The schedule's element pointers are this many bytes past the address
-  // the type map is relative to (true_lb for a contiguous type in the
-  // user's buffer, lb in an extent-layout copy).
-  int64_t shift = 0;
-};
 
 void ReduceTrampoline(const void* in, void* inout, uint64_t count,
                       void* ctx) noexcept {
@@ -94,7 +134,11 @@ ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
                        int count, MPI_Datatype handle, const TypePtr& type,
                        const std::shared_ptr<const Op>& op, bool in_place,
                        bool has_output, coll::ReduceFn* fn) {
-  auto ctx = std::make_shared<ReduceCtx>();
+  // A recycled request (a blocking call's) brings its context along.
+  std::shared_ptr<ReduceCtx> ctx =
+      r.reduce_ctx ? std::static_pointer_cast<ReduceCtx>(r.reduce_ctx)
+                   : std::make_shared<ReduceCtx>();
+  *ctx = ReduceCtx{};
   ctx->op = op;
   ReduceBufs b;
   const void* input = in_place ? recvbuf : sendbuf;
@@ -230,6 +274,11 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   args.size = comm->size;
   args.segment_bytes = st.segment_bytes;
   args.radix = st.radix;
+  // Job-wide facts, the same on every rank: the whole job on this node
+  // (its local size is the job's size), and that node short of cores.
+  const engine::Engine& engine = st.engine();
+  args.single_node = engine.options().local_size == st.world_size();
+  args.oversubscribed = args.single_node && engine.oversubscribed();
   args.elem_size = reduce.fn ? reduce.elem_size : 1;
   const uint64_t seq = comm->coll_seq.fetch_add(1, std::memory_order_relaxed);
   int split = SplitLevel(st, *comm, args.collective, blocking);
@@ -238,8 +287,14 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
                  : st.forced[static_cast<int>(args.collective)];
   // Collectives without per-rank counts reuse their prepared schedule.
   const bool cacheable = args.counts.empty() && args.send_counts.empty();
+  // Allreduce has no root: the key's root slot tells its disjoint-buffer
+  // schedule (no MPI_IN_PLACE) from the in-place one.
+  const int key_root =
+      args.collective == Collective::kAllreduce && args.buffers_disjoint
+          ? -1
+          : args.root;
   const ScheduleKey key{static_cast<int>(args.collective),
-                        static_cast<int>(forced), args.root, args.bytes,
+                        static_cast<int>(forced), key_root, args.bytes,
                         args.elem_size, args.commutative, split};
   std::shared_ptr<const coll::PreparedSchedule> prepared;
   if (cacheable) {
@@ -276,7 +331,7 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   r->kind = MpiRequest::Kind::kColl;
   r->comm = comm;
   r->fn = fn;
-  r->op = std::make_unique<coll::Operation>();
+  if (!r->op) r->op = std::make_unique<coll::Operation>();
   coll::CommView view{&st.core(), comm->coll, comm->world.data(),
                       comm->size, &st.engine().progress_cpuset()};
   Status s = r->op->Start(view, std::move(prepared), send, recv,
@@ -289,7 +344,9 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   }
   if (blocking) {
     (void)r->op->Wait();
-    return Finish(st, *r, fn);
+    const int result = Finish(st, *r, fn);
+    Recycle(*r);  // drops the references to the communicator and types
+    return result;
   }
   *out = st.requests.Add(std::move(r));
   return MPI_SUCCESS;
@@ -337,7 +394,7 @@ int Barrier(MPI_Comm c, bool blocking, MPI_Request* req, const char* fn) {
   if (!comm) return err;
   CollArgs a;
   a.collective = Collective::kBarrier;
-  return Launch(*st, comm, std::make_shared<MpiRequest>(), a, nullptr,
+  return Launch(*st, comm, NewRequest(blocking), a, nullptr,
                 nullptr, {}, blocking, req, kFn);
 }
 
@@ -353,7 +410,7 @@ int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
       !CheckRoot(root, *comm, kFn, &err) ||
       !CheckBuffer(buf, count, *type, comm.get(), kFn, &err, "buffer"))
     return err;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = type;
   CollArgs a;
   a.collective = Collective::kBcast;
@@ -391,7 +448,7 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
       (is_root && !CheckBuffer(recvbuf, count, *type, comm.get(), kFn, &err,
                                "recvbuf")))
     return err;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = type;
   coll::ReduceFn fn_ctx;
   // Exscan's rank 0 output is undefined: the schedule leaves it alone.
@@ -404,6 +461,9 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
   a.root = root;
   a.bytes = b.bytes;
   a.commutative = op->commutative;
+  // MPI forbids overlapping send and receive buffers outside MPI_IN_PLACE
+  // (and staged copies never overlap).
+  a.buffers_disjoint = kind == Collective::kAllreduce && !in_place;
   return Launch(*st, comm, r, a, b.send, b.recv, fn_ctx, blocking, req, kFn);
 }
 
@@ -432,7 +492,7 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = st_type ? st_type : rt_type;
   r->more_types = {rt_type};
   const uint64_t block =
@@ -482,7 +542,7 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = rt_type ? rt_type : st_type;
   r->more_types = {st_type};
   const uint64_t block =
@@ -537,7 +597,7 @@ int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
                      &err))
       return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = st_type ? st_type : rt_type;
   r->more_types = {rt_type};
   CollArgs a;
@@ -624,7 +684,7 @@ int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = rt_type ? rt_type : st_type;
   r->more_types = {st_type};
   CollArgs a;
@@ -684,7 +744,7 @@ int AlltoallCommon(Collective kind, PeerSide send, PeerSide recv,
                    bool in_place, const CommPtr& comm, State& st,
                    bool blocking, MPI_Request* req, const char* fn) {
   const int n = comm->size;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->more_types = recv.types;
   for (auto& t : send.types) r->more_types.push_back(t);
   auto disp = [](const PeerSide& p, int i) -> int64_t {
@@ -778,7 +838,7 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
   }
   if (!in_place && stt->is_contiguous() && rt->is_contiguous()) {
     // The common case: the uniform schedule (Bruck or pairwise).
-    auto r = std::make_shared<MpiRequest>();
+    auto r = NewRequest(blocking);
     r->type = rt;
     CollArgs a;
     a.collective = Collective::kAlltoall;
@@ -904,7 +964,7 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
                                      : counts[comm->rank],
                    *type, comm.get(), kFn, &err, "recvbuf"))
     return err;
-  auto r = std::make_shared<MpiRequest>();
+  auto r = NewRequest(blocking);
   r->type = type;
   coll::ReduceFn fn_ctx;
   // The schedule reads the whole vector (buf 0) and writes this rank's
@@ -955,7 +1015,7 @@ int InternalAllgather(State& st, const CommPtr& comm, const void* send,
   CollArgs a;
   a.collective = Collective::kAllgather;
   a.bytes = bytes;
-  return Launch(st, comm, std::make_shared<MpiRequest>(), a, send, recv, {},
+  return Launch(st, comm, NewRequest(/*blocking=*/true), a, send, recv, {},
                 /*blocking=*/true, nullptr, fn);
 }
 

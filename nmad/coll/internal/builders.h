@@ -74,6 +74,9 @@ void ScanChain(Builder& b, const Plan& p, uint64_t segment, bool exclusive);
 // ---- exchanges.cc ----
 void AllreduceRecursiveDoubling(Builder& b, const Plan& p);
 void AllreduceRing(Builder& b, const Plan& p);
+// Reduce-scatter by recursive halving, then allgather by recursive doubling
+// (Rabenseifner; MPICH's long-message allreduce); keeps the rank order.
+void AllreduceRabenseifner(Builder& b, const Plan& p);
 void AllreduceReduceBcast(Builder& b, const Plan& p);
 
 // Allgather(v) over p.counts / p.displs (buffer 1); own block p.own.

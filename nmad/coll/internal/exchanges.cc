@@ -92,23 +92,44 @@ void AllreduceRecursiveDoubling(Builder& b, const Plan& p) {
     b.Recv(r + 1, 1, out);
     return;
   }
+  int newrank = r < 2 * rem ? r / 2 : r - rem;
+  auto real = [&](int nd) { return nd < rem ? 2 * nd + 1 : nd + rem; };
+  // Input and output apart (the caller said so) and no fold: the first
+  // round sends the input, receives the partner's vector straight into the
+  // output and reduces the input into it (ours op theirs: right for a
+  // commutative op, or a partner above us). No copy of the input, and with
+  // two ranks no temporary.
+  const int first = pof2 > 1 ? real(newrank ^ 1) : -1;
+  const bool direct = r >= 2 * rem && pof2 > 1 && !b.MayOverlap(in, out) &&
+                      (p.commutative || first > r);
+  if (direct && pof2 == 2) {
+    b.Send(first, 2, in);
+    b.Recv(first, 2, out);
+    b.Reduce(in, out);
+    return;
+  }
   const BufRef tmp = Ref(b.Tmp(B), 0, B);
-  b.Copy(in, out);
-  int newrank;
-  if (r < 2 * rem) {
-    b.Recv(r - 1, 0, tmp);
-    b.Reduce(tmp, out);  // x_{r-1} op x_r
-    newrank = r / 2;
+  uint32_t round = 2;
+  int mask = 1;
+  if (direct) {
+    b.Send(first, round, in);
+    b.Recv(first, round, out);
+    b.Reduce(in, out);
+    ++round;
+    mask = 2;
   } else {
-    newrank = r - rem;
+    b.Copy(in, out);
+    if (r < 2 * rem) {
+      b.Recv(r - 1, 0, tmp);
+      b.Reduce(tmp, out);  // x_{r-1} op x_r
+    }
   }
   // acc covers consecutive ranks; the partner's ranks are all below or all
   // above ours, and so is its real rank.
   BufRef acc = out, spare = tmp;
-  uint32_t round = 2;
-  for (int mask = 1; mask < pof2; mask <<= 1, ++round) {
+  for (; mask < pof2; mask <<= 1, ++round) {
     const int nd = newrank ^ mask;
-    const int d = nd < rem ? 2 * nd + 1 : nd + rem;
+    const int d = real(nd);
     b.Send(d, round, acc);
     b.Recv(d, round, spare);
     if (p.commutative || d < r) {
@@ -119,6 +140,100 @@ void AllreduceRecursiveDoubling(Builder& b, const Plan& p) {
     }
   }
   b.Copy(acc, out);
+  if (r < 2 * rem) b.Send(r - 1, 1, out);
+}
+
+void AllreduceRabenseifner(Builder& b, const Plan& p) {
+  const int n = b.size(), r = b.rank();
+  const uint64_t B = p.bytes;
+  const BufRef in = Ref(kSendBuf, 0, B), out = Ref(kRecvBuf, 0, B);
+  if (B == 0) return;
+  if (n == 1) {
+    b.Copy(in, out);
+    return;
+  }
+  // Extra ranks fold into partners as in recursive doubling.
+  const int pof2 = LargestPowerOfTwoAtMost(n);
+  const int rem = n - pof2;
+  if (r < 2 * rem && r % 2 == 0) {
+    b.Send(r + 1, 0, in);
+    b.Recv(r + 1, 1, out);
+    return;
+  }
+  const Chunks ch(B, p.elem_size, pof2);
+  auto range = [&](int lo, int hi) {
+    return Sub(out, ch.Offset(lo), ch.Offset(hi) - ch.Offset(lo));
+  };
+  // The temporary holds the partner's copy of the half kept (the first
+  // round's is the largest), or the folded partner's whole vector.
+  const uint64_t half = std::max(ch.Offset(pof2 / 2), B - ch.Offset(pof2 / 2));
+  const bool folded = r < 2 * rem;
+  const uint16_t tmp = b.Tmp(folded ? B : half);
+  int newrank;
+  if (folded) {
+    b.Copy(in, out);
+    const BufRef t = Ref(tmp, 0, B);
+    b.Recv(r - 1, 0, t);
+    b.Reduce(t, out);  // x_{r-1} op x_r
+    newrank = r / 2;
+  } else {
+    newrank = r - rem;
+  }
+
+  auto real = [&](int nd) { return nd < rem ? 2 * nd + 1 : nd + rem; };
+  // Reduce-scatter by recursive halving, nearest partner first: before the
+  // round of `mask` this rank's partial result covers the aligned group of
+  // `mask` new ranks around it, the partner's the adjacent group, so the
+  // operands keep the rank order. Afterwards the rank holds one of pof2
+  // element-aligned chunks, fully reduced.
+  struct Round {
+    int peer, lo, mid, hi;
+    bool keep_lower;
+  };
+  std::vector<Round> rounds;
+  int lo = 0, hi = pof2;
+  uint32_t tag = 2;
+  for (int mask = 1; mask < pof2; mask <<= 1, ++tag) {
+    const int nd = newrank ^ mask;
+    const int mid = (lo + hi) / 2;
+    const bool keep_lower = newrank < nd;
+    const BufRef mine = keep_lower ? range(lo, mid) : range(mid, hi);
+    const BufRef theirs = keep_lower ? range(mid, hi) : range(lo, mid);
+    rounds.push_back({real(nd), lo, mid, hi, keep_lower});
+    if (mask == 1 && !folded) {
+      // Unless a fold already reduced into the output, the first round
+      // sends straight from the input and copies only the half it keeps
+      // (half the copy of recursive doubling); `theirs` is read before
+      // `mine` of an aliased output is written (in place the copy is
+      // skipped).
+      b.Send(real(nd), tag, Sub(in, theirs.offset, theirs.len));
+      b.Copy(Sub(in, mine.offset, mine.len), mine);
+    } else {
+      b.Send(real(nd), tag, theirs);
+    }
+    const BufRef t = Ref(tmp, 0, mine.len);
+    b.Recv(real(nd), tag, t);
+    if (p.commutative || nd < newrank) {
+      b.Reduce(t, mine);  // theirs op ours
+    } else {
+      b.Reduce(mine, t);  // ours op theirs
+      b.Copy(t, mine);
+    }
+    if (keep_lower) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  // Allgather by recursive doubling: the rounds again, farthest first.
+  for (auto it = rounds.rbegin(); it != rounds.rend(); ++it, ++tag) {
+    const BufRef mine =
+        it->keep_lower ? range(it->lo, it->mid) : range(it->mid, it->hi);
+    const BufRef theirs =
+        it->keep_lower ? range(it->mid, it->hi) : range(it->lo, it->mid);
+    b.Send(it->peer, tag, mine);
+    b.Recv(it->peer, tag, theirs);
+  }
   if (r < 2 * rem) b.Send(r - 1, 1, out);
 }
 

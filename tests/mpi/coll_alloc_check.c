@@ -1,0 +1,173 @@
+/* coll_alloc_check: a warm blocking collective on a cached schedule
+ * allocates nothing of its own.
+ *
+ * The program replaces malloc and friends (forwarding to glibc's
+ * __libc_* functions) and counts the calls made by the main thread between
+ * chk_count_begin() and chk_count_end(), over 200 warm blocking calls each
+ * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce and MPI_Allgather.
+ *   - On one rank the schedules send no message (copies at most): the
+ *     count must be zero. Rondo's collective layer reuses, per thread, one
+ *     request, one Operation with its step states and temporaries, and one
+ *     reduction context for blocking calls (nmad/mpi/coll.cc).
+ *   - On more ranks the point-to-point core may allocate per message
+ *     (not the collective layer's business): the program first counts the
+ *     allocations of a warm MPI_Sendrecv exchange with its ring neighbours,
+ *     the floor per message (rounded up: a message that arrives before its
+ *     receive is posted costs the core a few more), and checks that each
+ *     collective call stays within (a bound on its messages) x (that
+ *     floor).
+ *
+ * Rondo-only: how many allocations an MPI library makes is not something
+ * the standard promises. Not run under the sanitizers, which replace malloc
+ * themselves. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+
+#include "tests/mpi/check.h"
+
+extern void* __libc_malloc(size_t size);
+extern void* __libc_calloc(size_t n, size_t size);
+extern void* __libc_realloc(void* p, size_t size);
+extern void* __libc_memalign(size_t align, size_t size);
+extern void __libc_free(void* p);
+
+static _Thread_local int counting = 0;
+static _Thread_local long long allocations = 0;
+
+void* malloc(size_t size) {
+  if (counting) ++allocations;
+  return __libc_malloc(size);
+}
+void* calloc(size_t n, size_t size) {
+  if (counting) ++allocations;
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t size) {
+  if (counting) ++allocations;
+  return __libc_realloc(p, size);
+}
+void* memalign(size_t align, size_t size) {
+  if (counting) ++allocations;
+  return __libc_memalign(align, size);
+}
+void* aligned_alloc(size_t align, size_t size) {
+  if (counting) ++allocations;
+  return __libc_memalign(align, size);
+}
+int posix_memalign(void** out, size_t align, size_t size) {
+  if (counting) ++allocations;
+  void* p = __libc_memalign(align, size);
+  if (p == NULL) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void free(void* p) { __libc_free(p); }
+
+static void chk_count_begin(void) {
+  allocations = 0;
+  counting = 1;
+}
+static long long chk_count_end(void) {
+  counting = 0;
+  return allocations;
+}
+
+enum { kWarm = 20, kCalls = 200, kCount = 4 };
+
+/* Messages this rank sends plus receives in one call of each collective
+ * with Rondo's default algorithms, bounded from above for any rank count
+ * (2 x ceil(log2 n) rounds of one send and one receive covers
+ * dissemination, recursive doubling, Rabenseifner, binomial trees and the
+ * linear bcast of small communicators; the ring and reduce + bcast are
+ * within 4 n). */
+static long long MessageBound(int n) {
+  int log2n = 0;
+  while ((1 << log2n) < n) ++log2n;
+  const long long tree = 4LL * (log2n + 1);
+  const long long flat = 4LL * n;
+  return tree > flat ? tree : flat;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  chk_init();
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  float in[kCount], out[kCount * 64];
+  for (int i = 0; i < kCount; ++i) in[i] = (float)(rank + i);
+
+  /* The point-to-point floor: allocations per message of a warm exchange
+   * (one send and one receive per call). */
+  const int next = (rank + 1) % size, prev = (rank - 1 + size) % size;
+  for (int i = 0; i < kWarm; ++i)
+    MPI_Sendrecv(in, kCount, MPI_FLOAT, next, 7, out, kCount, MPI_FLOAT, prev,
+                 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  chk_count_begin();
+  for (int i = 0; i < kCalls; ++i)
+    MPI_Sendrecv(in, kCount, MPI_FLOAT, next, 7, out, kCount, MPI_FLOAT, prev,
+                 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  const long long p2p = chk_count_end();
+  /* Per message, rounded up (two messages per call). */
+  const long long per_message = (p2p + 2LL * kCalls - 1) / (2LL * kCalls);
+  const long long allowed =
+      size == 1 ? 0 : MessageBound(size) * per_message * kCalls;
+  if (rank == 0)
+    fprintf(stderr,
+            "coll_alloc_check: point-to-point: %lld allocations in %d "
+            "exchanges (%lld per message, rounded up)\n",
+            p2p, kCalls, per_message);
+  if (rank == 0)
+    fprintf(stderr,
+            "coll_alloc_check: point-to-point: %lld allocations in %d "
+            "exchanges (%lld per message, rounded up)\n",
+            p2p, kCalls, per_message);
+
+  static const char* const kNames[] = {"barrier", "bcast", "allreduce",
+                                       "reduce", "allgather"};
+  for (int c = 0; c < 5; ++c) {
+    long long counted = 0;
+    for (int phase = 0; phase < 2; ++phase) {
+      const int calls = phase == 0 ? kWarm : kCalls;
+      if (phase == 1) chk_count_begin();
+      for (int i = 0; i < calls; ++i) {
+        switch (c) {
+          case 0: MPI_Barrier(MPI_COMM_WORLD); break;
+          case 1: MPI_Bcast(out, kCount, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+          case 2:
+            MPI_Allreduce(in, out, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            break;
+          case 3:
+            MPI_Reduce(in, out, kCount, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+            break;
+          case 4:
+            MPI_Allgather(in, kCount, MPI_FLOAT, out, kCount, MPI_FLOAT,
+                          MPI_COMM_WORLD);
+            break;
+        }
+      }
+      if (phase == 1) counted = chk_count_end();
+    }
+    chk_context("%s on %d ranks (point-to-point floor %lld per message)",
+                kNames[c], size, per_message);
+    char what[160];
+    snprintf(what, sizeof what,
+             "allocations in %d warm calls (%lld) <= %lld", kCalls, counted,
+             allowed);
+    check_true(what, counted <= allowed);
+    if (rank == 0)
+      fprintf(stderr, "coll_alloc_check: %s: %lld allocations in %d calls\n",
+              kNames[c], counted, kCalls);
+    /* The results are still right. */
+    if (c == 2) {
+      for (int i = 0; i < kCount; ++i)
+        check_ll("allreduce sum",
+                 (long long)size * (size - 1) / 2 + (long long)size * i,
+                 (long long)out[i]);
+    }
+  }
+  const int rc = chk_finish("coll_alloc_check");
+  MPI_Finalize();
+  return rc;
+}
