@@ -14,19 +14,49 @@ bool Matches(int want_source, int want_tag, int peer, int tag) noexcept {
 
 }  // namespace
 
+void MatchQueues::AfterRemove(MatchBin* b) noexcept {
+  if (b == &wild_ || b->idle || !b->empty()) return;
+  b->idle = true;
+  b->idle_next = nullptr;
+  b->idle_prev = idle_tail_;
+  if (idle_tail_ != nullptr) idle_tail_->idle_next = b;
+  else idle_head_ = b;
+  idle_tail_ = b;
+  ++idle_count_;
+}
+
+void MatchQueues::BeforeAdd(MatchBin* b) noexcept {
+  if (!b->idle) return;
+  b->idle = false;
+  if (b->idle_prev != nullptr) b->idle_prev->idle_next = b->idle_next;
+  else idle_head_ = b->idle_next;
+  if (b->idle_next != nullptr) b->idle_next->idle_prev = b->idle_prev;
+  else idle_tail_ = b->idle_prev;
+  b->idle_prev = b->idle_next = nullptr;
+  --idle_count_;
+}
+
 MatchBin* MatchQueues::BinFor(int source, int tag) {
-  if (bins_.size() >= sweep_at_) {
-    // Many keys came and went (tags that grow without bound): drop the
-    // empty bins, and sweep again only when the map has doubled.
-    for (auto it = bins_.begin(); it != bins_.end();)
-      it = it->second.empty() ? bins_.erase(it) : std::next(it);
-    sweep_at_ = std::max(kSweepBins, 2 * bins_.size());
-    last_bin_ = nullptr;
-  }
   const uint64_t key = Key(source, tag);
   if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
+  MatchBin* b;
+  if (auto it = bins_.find(key); it != bins_.end()) {
+    b = &it->second;
+  } else if (idle_head_ != nullptr) {
+    // Re-key the oldest idle bin: the node (and the bin in it) stays where
+    // it is, nothing is allocated.
+    MatchBin* old = idle_head_;
+    BeforeAdd(old);
+    auto node = bins_.extract(old->key);
+    node.key() = key;
+    b = &bins_.insert(std::move(node)).position->second;
+    b->key = key;
+  } else {
+    b = &bins_[key];
+    b->key = key;
+  }
   last_key_ = key;
-  return last_bin_ = &bins_[key];
+  return last_bin_ = b;
 }
 
 MatchBin* MatchQueues::FindBin(int source, int tag) noexcept {
@@ -52,6 +82,7 @@ void MatchQueues::Unlink(PostedReceive* r) noexcept {
 void MatchQueues::Post(PostedReceive* r) {
   const bool wild = r->source == kMatchAnySource || r->tag == kMatchAnyTag;
   MatchBin* b = wild ? &wild_ : BinFor(r->source, r->tag);
+  BeforeAdd(b);
   r->post_seq = next_post_++;
   r->bin = b;
   r->next = nullptr;
@@ -74,21 +105,26 @@ PostedReceive* MatchQueues::MatchMessage(int peer, int tag,
   if (wild != nullptr && (exact == nullptr || wild->post_seq < exact->post_seq))
     r = wild;
   if (r != nullptr && !peek) {
+    MatchBin* b = r->bin;
     Unlink(r);
     --posted_;
+    AfterRemove(b);
   }
   return r;
 }
 
 bool MatchQueues::Cancel(PostedReceive* r) noexcept {
   if (r == nullptr || r->bin == nullptr) return false;
+  MatchBin* b = r->bin;
   Unlink(r);
   --posted_;
+  AfterRemove(b);
   return true;
 }
 
 void MatchQueues::Arrive(UnexpectedMessage* m) {
   MatchBin* b = BinFor(m->peer, m->tag);
+  BeforeAdd(b);
   m->bin = b;
   m->key_next = nullptr;
   if (b->unexpected_tail != nullptr) b->unexpected_tail->key_next = m;
@@ -124,6 +160,7 @@ void MatchQueues::UnlinkUnexpected(UnexpectedMessage* m) noexcept {
   m->key_next = m->arrival_prev = m->arrival_next = nullptr;
   m->bin = nullptr;
   --unexpected_;
+  AfterRemove(b);
 }
 
 UnexpectedMessage* MatchQueues::MatchReceive(int source, int tag,

@@ -14,11 +14,12 @@
 //
 // Everything is intrusive: a receive is a PostedReceive the caller embeds
 // in its own operation, a message an UnexpectedMessage; no allocation once
-// a key's bin exists, and bins are kept when they empty, so the steady
-// state of an application (the same peers and tags over and over) never
-// allocates. Empty bins are swept when a new key would make more than
-// kSweepBins (then twice the bins kept), for applications whose tags grow
-// without bound.
+// a key's bin exists. A bin that empties is kept (the same peers and tags
+// over and over find it again) and is also put on an idle list: a new key
+// takes the oldest idle bin (its hash node re-keyed, no allocation), so
+// keys that change all the time (collectives number their tags) do not
+// allocate either, and the map never holds more bins than the most keys
+// ever in use at once.
 //
 // No driver, no locks: the caller serializes (nmad holds the session lock).
 #ifndef RONDO_NMAD_MATCH_QUEUES_H_
@@ -59,6 +60,11 @@ struct UnexpectedMessage {
 };
 
 struct MatchBin {
+  uint64_t key = 0;
+  // On MatchQueues' idle list while empty (a bin can be re-keyed then).
+  bool idle = false;
+  MatchBin* idle_prev = nullptr;
+  MatchBin* idle_next = nullptr;
   PostedReceive* posted_head = nullptr;
   PostedReceive* posted_tail = nullptr;
   UnexpectedMessage* unexpected_head = nullptr;
@@ -70,8 +76,6 @@ struct MatchBin {
 
 class MatchQueues {
  public:
-  static constexpr size_t kSweepBins = 4096;
-
   MatchQueues() = default;
   MatchQueues(const MatchQueues&) = delete;
   MatchQueues& operator=(const MatchQueues&) = delete;
@@ -106,6 +110,7 @@ class MatchQueues {
   size_t posted() const noexcept { return posted_; }
   size_t unexpected() const noexcept { return unexpected_; }
   size_t bins() const noexcept { return bins_.size(); }
+  size_t idle_bins() const noexcept { return idle_count_; }
 
  private:
   static uint64_t Key(int source, int tag) noexcept {
@@ -116,6 +121,9 @@ class MatchQueues {
   MatchBin* FindBin(int source, int tag) noexcept;
   static void Unlink(PostedReceive* r) noexcept;
   void UnlinkUnexpected(UnexpectedMessage* m) noexcept;
+  // Idle-list bookkeeping: after a removal from `b`, before an addition.
+  void AfterRemove(MatchBin* b) noexcept;
+  void BeforeAdd(MatchBin* b) noexcept;
 
   std::unordered_map<uint64_t, MatchBin> bins_;
   // Wildcard receives (source or tag a wildcard), posting order.
@@ -126,7 +134,10 @@ class MatchQueues {
   uint64_t next_post_ = 0;
   size_t posted_ = 0;
   size_t unexpected_ = 0;
-  size_t sweep_at_ = kSweepBins;  // bin count that triggers a sweep
+  // Empty bins, oldest first.
+  MatchBin* idle_head_ = nullptr;
+  MatchBin* idle_tail_ = nullptr;
+  size_t idle_count_ = 0;
   // The bin used last (pointers into the map stay valid until a sweep).
   uint64_t last_key_ = 0;
   MatchBin* last_bin_ = nullptr;
@@ -140,6 +151,7 @@ void MatchQueues::RemovePostedIf(Pred&& pred, Fn&& fn) {
       if (pred(*r)) {
         Unlink(r);
         --posted_;
+        AfterRemove(&b);
         fn(r);
       }
       r = next;

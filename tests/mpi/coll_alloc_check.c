@@ -15,7 +15,9 @@
  *     the floor per message (rounded up: a message that arrives before its
  *     receive is posted costs the core a few more), and checks that each
  *     collective call stays within (a bound on its messages) x (that
- *     floor).
+ *     floor). Bcast and reduce calls are each followed by a barrier, so
+ *     that the root's run-ahead (unexpected messages buffered) stays the
+ *     same from call to call.
  *
  * Rondo-only: how many allocations an MPI library makes is not something
  * the standard promises. Not run under the sanitizers, which replace malloc
@@ -73,7 +75,7 @@ static long long chk_count_end(void) {
   return allocations;
 }
 
-enum { kWarm = 20, kCalls = 200, kCount = 4 };
+enum { kWarm = 20, kCalls = 200, kCount = 4, kGrowth = 8 };
 
 /* Messages this rank sends plus receives in one call of each collective
  * with Rondo's default algorithms, bounded from above for any rank count
@@ -111,13 +113,11 @@ int main(int argc, char** argv) {
   const long long p2p = chk_count_end();
   /* Per message, rounded up (two messages per call). */
   const long long per_message = (p2p + 2LL * kCalls - 1) / (2LL * kCalls);
+  /* With several ranks, timing decides how many messages wait unexpected
+   * at once; the core's pools may then grow to a new peak once in a while
+   * (a few allocations in all, kGrowth), never once per call (>= kCalls). */
   const long long allowed =
-      size == 1 ? 0 : MessageBound(size) * per_message * kCalls;
-  if (rank == 0)
-    fprintf(stderr,
-            "coll_alloc_check: point-to-point: %lld allocations in %d "
-            "exchanges (%lld per message, rounded up)\n",
-            p2p, kCalls, per_message);
+      size == 1 ? 0 : MessageBound(size) * per_message * kCalls + kGrowth;
   if (rank == 0)
     fprintf(stderr,
             "coll_alloc_check: point-to-point: %lld allocations in %d "
@@ -146,6 +146,11 @@ int main(int argc, char** argv) {
                           MPI_COMM_WORLD);
             break;
         }
+        /* A rooted collective lets the root run ahead by any number of
+         * calls (MPI allows it): their messages wait as unexpected ones,
+         * whose buffering grows with the run-ahead, not with the calls.
+         * A barrier (itself allocation-free) bounds it to one call. */
+        if (c == 1 || c == 3) MPI_Barrier(MPI_COMM_WORLD);
       }
       if (phase == 1) counted = chk_count_end();
     }
