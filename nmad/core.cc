@@ -29,9 +29,9 @@
 
 #include "drivers/driver.h"
 #include "drivers/loopback/loopback_driver.h"
-#include "drivers/ucx/ucx_driver.h"
 #include "nmad/match_queues.h"
 #include "nmad/pool.h"
+#include "nmad/rail_factory.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
 #include "queues/cpu_relax.h"
@@ -1901,7 +1901,7 @@ uint32_t SessionId(std::string_view name) {
 Result<std::unique_ptr<Core>> Core::Create(
     engine::Engine& engine,
     std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
-    NmadOptions options, std::string* error) {
+    NmadOptions options, const RailFactory& rail_factory, std::string* error) {
   auto fail = [error](Status s, std::string what) {
     if (error) *error = std::move(what);
     return s;
@@ -1927,16 +1927,18 @@ Result<std::unique_ptr<Core>> Core::Create(
   // Rails: the remote ones (only when there are remote peers), then loopback.
   if (remote) {
     for (size_t i = 0; i < options.rails.size(); ++i) {
-      drivers::ucx::UcxDriverOptions uo;
-      uo.rail_id = static_cast<int>(i);
-      uo.max_packet = options.max_packet;
-      uo.self = c.rank;
-      uo.error_handling = options.ucx_peer_errors;
+      RailConfig rc;
+      rc.kind = options.rails[i];
+      rc.rail_id = static_cast<int>(i);
+      rc.max_packet = options.max_packet;
+      rc.self = c.rank;
+      rc.peer_errors = options.ucx_peer_errors;
       std::string why;
-      auto d = drivers::ucx::UcxDriver::Create(uo, &why);
+      auto d = rail_factory.Create(rc, &why);
       if (!d.ok())
-        return fail(Status::kUnsupported,
-                    "nmad: rail " + std::to_string(i) + " (ucx): " + why);
+        return fail(Status::kUnsupported, "nmad: rail " + std::to_string(i) +
+                                              " (" + options.rails[i] +
+                                              "): " + why);
       auto r = std::make_unique<internal::Rail>();
       r->driver = std::move(d).value();
       c.rails.push_back(std::move(r));

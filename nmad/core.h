@@ -58,6 +58,7 @@ inline constexpr int kAnyTag = -1;
 inline constexpr int kMaxTag = 0x7fffffff;
 
 class Core;
+class RailFactory;  // nmad/rail_factory.h
 class Session;
 namespace internal {
 struct RecvOp;
@@ -297,6 +298,16 @@ class Core {
       engine::Engine& engine,
       std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
       NmadOptions options, std::string* error = nullptr);
+  // The same with the drivers of the remote rails made by `rails` (the
+  // driver registry, nmad/rail_factory.h). //nmad:core_base has only this
+  // one (no network driver linked in); //nmad:core defines the one above
+  // with UCX's rails (nmad/ucx_rails.h). `rails` is used during the call
+  // only.
+  static Result<std::unique_ptr<Core>> Create(
+      engine::Engine& engine,
+      std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
+      NmadOptions options, const RailFactory& rails,
+      std::string* error = nullptr);
   // Collective: barrier, then stops the polling tasks and closes the rails.
   ~Core();
   Core(const Core&) = delete;
