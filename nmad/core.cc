@@ -5,7 +5,7 @@
 //   driver's callbacks)  <  session lock (SessionState::mu: matching)  <
 //   gate lock (Gate::mu: send queues, rendezvous waiting for their RTR).
 // A thread never blocks on a rail lock while holding a session or gate lock:
-// it uses RunOnRail(), which runs the driver call at once when this thread
+// it uses Rail::Run() (nmad/rail.h), which runs the driver call at once when this thread
 // already holds that rail (a callback), or try-locks it, or else leaves the
 // call in the rail's operation list for whoever holds the rail next (the
 // rail's polling task drains it on every pass). So handlers and matching can
@@ -31,6 +31,7 @@
 #include "drivers/loopback/loopback_driver.h"
 #include "nmad/match_queues.h"
 #include "nmad/pool.h"
+#include "nmad/rail.h"
 #include "nmad/rail_factory.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
@@ -193,7 +194,7 @@ struct GateQueue {
   bool active = false;
 };
 
-struct Gate {
+struct Gate : FlushTarget {  // flushed by its packet rail's holder
   int rank = -1;
   int packet_rail = 0;
   SpinLock mu;
@@ -205,61 +206,7 @@ struct Gate {
   std::vector<SendOp*> rdv_sending;    // sends in the drivers
   int inflight = 0;
   std::atomic<bool> failed{false};
-  std::atomic<bool> dirty{false};
 };
-
-struct PacketBuf {
-  Completion c;
-  struct CoreImpl* core = nullptr;
-  struct Rail* rail = nullptr;
-  Gate* gate = nullptr;
-  std::vector<SendOp*> ops;       // eager, AM, RTR: freed with the packet
-  Request* req = nullptr;         // a short packet's send (TrySendShort)
-  std::vector<uint64_t> rts_ids;  // rendezvous announced by this packet
-  std::vector<iovec> iov;
-  std::vector<uint8_t> header;
-};
-
-struct Rail final : engine::WakeupSource {
-  int fd() const noexcept override { return driver->WakeupFd(); }
-  // Arming touches the driver: only when nobody holds the rail.
-  bool Arm() noexcept override {
-    if (!mu.try_lock()) return false;
-    const bool armed = !has_ops.load(std::memory_order_acquire) &&
-                       !has_dirty.load(std::memory_order_acquire) &&
-                       driver->Arm() == Status::kOk;
-    mu.unlock();
-    return armed;
-  }
-
-  int index = 0;
-  std::unique_ptr<Driver> driver;
-  SpinLock mu;
-  engine::Task poll_task;
-  CoreImpl* core = nullptr;
-  std::mutex ops_mu;
-  std::vector<std::function<void()>> ops;
-  std::atomic<bool> has_ops{false};
-  std::mutex dirty_mu;
-  std::vector<Gate*> dirty;
-  std::atomic<bool> has_dirty{false};
-  std::vector<PacketBuf*> free_bufs;  // under mu
-  size_t immediate_max = kFirstImmediate;  // under mu (TrySendShort)
-  std::atomic<uint64_t> bytes{0};
-  // Message-path counters, written only by the rail's holder (so a plain
-  // load and store, no locked instruction), read by Core::stats().
-  struct Counters {
-    std::atomic<uint64_t> packets_sent{0}, packets_received{0},
-        chunks_sent{0}, eager_sent{0}, rendezvous_sent{0};
-  } counters;
-};
-
-// Adds `n` to a counter that only the holder of its rail writes.
-inline void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-thread_local Rail* t_held_rail = nullptr;
 
 // A dynamic broadcast this process sends as the root or forwards
 // (nmad/dynamic_bcast.h). Owned by CoreImpl::bcast_ops until finished and
@@ -309,7 +256,7 @@ inline constexpr size_t kBcastOneByOneBytes = 64 * 1024;
 // The active-message handler id of dynamic broadcasts on their channel.
 inline constexpr uint32_t kBcastHandler = 1;
 
-struct CoreImpl final : drivers::PacketSink {
+struct CoreImpl final : drivers::PacketSink, RailClient {
   // First: destroyed last, after everything that holds their objects.
   Pool<RecvOp> recv_pool;
   Pool<SendOp> send_pool;
@@ -371,98 +318,23 @@ struct CoreImpl final : drivers::PacketSink {
   } counters;
 
   // ---- rails ----
-  void DrainRail(Rail& r) noexcept {
-    bool posted = false;
-    if (r.has_ops.load(std::memory_order_acquire)) {
-      posted = true;
-      std::vector<std::function<void()>> ops;
-      {
-        std::lock_guard<std::mutex> g(r.ops_mu);
-        ops.swap(r.ops);
-        r.has_ops.store(false, std::memory_order_relaxed);
-      }
-      for (auto& op : ops) op();
-    }
-    // Once per call: a gate the driver refused (kNoResource) goes back on
-    // the list and waits for the next pass, after the driver has polled.
-    if (r.has_dirty.load(std::memory_order_acquire)) {
-      posted = true;
-      std::vector<Gate*> dirty;
-      {
-        std::lock_guard<std::mutex> g(r.dirty_mu);
-        dirty.swap(r.dirty);
-        r.has_dirty.store(false, std::memory_order_relaxed);
-      }
-      for (Gate* gate : dirty) {
-        gate->dirty.store(false, std::memory_order_release);
-        FlushGate(r, *gate);
-      }
-    }
-    // The loopback driver has no wake-up fd: what was just posted to it is
-    // delivered by its polling task, which a sleeping thread must run.
-    if (posted && r.index == loopback) engine->Notify(r.poll_task);
-  }
-
-  template <typename Fn>
-  void RunOnRail(Rail& r, Fn&& fn) {
-    if (t_held_rail == &r) {
-      fn();
-      return;
-    }
-    if (t_held_rail == nullptr && r.mu.try_lock()) {
-      t_held_rail = &r;
-      fn();
-      DrainRail(r);
-      t_held_rail = nullptr;
-      r.mu.unlock();
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> g(r.ops_mu);
-      r.ops.emplace_back(std::forward<Fn>(fn));
-      r.has_ops.store(true, std::memory_order_release);
-    }
-    engine->Notify(r.poll_task);  // a progress thread may sleep on its fd
+  // A gate its packet rail's holder flushes (Rail::Drain).
+  void Flush(Rail& r, FlushTarget& t) noexcept override {
+    FlushGate(r, static_cast<Gate&>(t));
   }
 
   // Asks for `gate` to be flushed on its packet rail: now if the rail can be
   // had, else by its next holder.
-  void Kick(Gate& gate) noexcept {
-    Rail& r = *rails[gate.packet_rail];
-    if (!gate.dirty.exchange(true, std::memory_order_acq_rel)) {
-      std::lock_guard<std::mutex> g(r.dirty_mu);
-      r.dirty.push_back(&gate);
-      r.has_dirty.store(true, std::memory_order_release);
-    }
-    if (t_held_rail == &r) return;  // flushed when the holder drains
-    if (t_held_rail == nullptr && r.mu.try_lock()) {
-      t_held_rail = &r;
-      DrainRail(r);
-      t_held_rail = nullptr;
-      r.mu.unlock();
-      return;
-    }
-    engine->Notify(r.poll_task);
-  }
-
-  int PollRail(Rail& r) noexcept {
-    if (!r.mu.try_lock()) return 0;
-    t_held_rail = &r;
-    int n = r.driver->Poll();
-    DrainRail(r);
-    t_held_rail = nullptr;
-    r.mu.unlock();
-    return n;
-  }
+  void Kick(Gate& gate) noexcept { rails[gate.packet_rail]->Kick(gate); }
 
   static engine::TaskResult PollTask(void* arg) noexcept {
     Rail& r = *static_cast<Rail*>(arg);
-    CoreImpl& core = *r.core;
+    CoreImpl& core = *static_cast<CoreImpl*>(r.client);
     if (core.stopping.load(std::memory_order_acquire)) {
       core.running_tasks.fetch_sub(1, std::memory_order_acq_rel);
       return engine::TaskResult::kDone;
     }
-    int n = core.PollRail(r);
+    int n = r.Poll();
     if (r.index == 0) n += core.CheckBootstrapFailures();
     return n ? engine::TaskResult::kProgress : engine::TaskResult::kIdle;
   }
@@ -475,23 +347,9 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   // ---- sending ----
-  PacketBuf* GetBuf(Rail& r) {
-    if (!r.free_bufs.empty()) {
-      PacketBuf* b = r.free_bufs.back();
-      r.free_bufs.pop_back();
-      return b;
-    }
-    auto* b = new PacketBuf;
-    b->core = this;
-    b->rail = &r;
-    b->header.resize(std::max(kHeaderRoom, wire::kShortHeaderSize + kShortMax));
-    b->c.fn = &PacketDone;
-    return b;
-  }
-
   static void PacketDone(Completion* c, Status s, size_t) noexcept {
     auto* b = reinterpret_cast<PacketBuf*>(c);
-    b->core->FinishPacket(*b, s);
+    static_cast<CoreImpl*>(b->rail->client)->FinishPacket(*b, s);
   }
 
   void FinishPacket(PacketBuf& b, Status s) noexcept {
@@ -523,7 +381,7 @@ struct CoreImpl final : drivers::PacketSink {
       FinishUser(op, s);
       Free(op);
     }
-    b.rail->free_bufs.push_back(&b);  // rail lock is held (callback)
+    b.rail->PutBuf(&b);  // rail lock is held (callback)
     Kick(*g);
   }
 
@@ -577,7 +435,7 @@ struct CoreImpl final : drivers::PacketSink {
         if (chunks.empty()) return;
         ++g.inflight;
       }
-      PacketBuf* b = GetBuf(r);
+      PacketBuf* b = r.GetBuf();
       b->gate = &g;
       b->iov.clear();
       uint8_t* h = b->header.data();
@@ -653,13 +511,8 @@ struct CoreImpl final : drivers::PacketSink {
         }
         b->ops.clear();
         b->rts_ids.clear();
-        r.free_bufs.push_back(b);
-        // Retry on the next pass of the rail's task.
-        if (!g.dirty.exchange(true)) {
-          std::lock_guard<std::mutex> d(r.dirty_mu);
-          r.dirty.push_back(&g);
-        }
-        r.has_dirty.store(true, std::memory_order_release);
+        r.PutBuf(b);
+        r.MarkDirty(g);  // retried on the next pass of the rail's task
         return;
       }
       Bump(r.counters.packets_sent);
@@ -698,8 +551,7 @@ struct CoreImpl final : drivers::PacketSink {
                     size_t len, Request& req) noexcept {
     Gate& g = *gates[dest];
     Rail& r = *rails[g.packet_rail];
-    if (t_held_rail != nullptr || !r.mu.try_lock()) return false;
-    t_held_rail = &r;
+    if (!r.TryHold()) return false;
     bool sent = false;
     {
       std::lock_guard<SpinLock> lock(g.mu);
@@ -720,7 +572,7 @@ struct CoreImpl final : drivers::PacketSink {
             r.immediate_max = std::max<size_t>(total - 1, kMinImmediate);
         }
         if (st == Status::kNoResource && g.inflight < kMaxInflightPackets) {
-          PacketBuf* b = GetBuf(r);
+          PacketBuf* b = r.GetBuf();
           b->gate = &g;
           uint8_t* h = b->header.data();
           wire::WriteShortHeader(h, s->id, q.next_seq, tag);
@@ -735,7 +587,7 @@ struct CoreImpl final : drivers::PacketSink {
             b->req = &req;
           } else {
             --g.inflight;
-            r.free_bufs.push_back(b);
+            r.PutBuf(b);
           }
         }
         if (st == Status::kOk) {
@@ -755,9 +607,7 @@ struct CoreImpl final : drivers::PacketSink {
       Bump(r.counters.chunks_sent);
       Bump(r.counters.eager_sent);
     }
-    DrainRail(r);
-    t_held_rail = nullptr;
-    r.mu.unlock();
+    r.Release();
     return sent;
   }
 
@@ -913,7 +763,7 @@ struct CoreImpl final : drivers::PacketSink {
       offset += n;
       const uint64_t key = RdvKey(rdv_id, i);
       Rail& r = *rails[trimmed[i].rail];
-      RunOnRail(r, [this, &r, peer, key, dst, n, pc = &pc] {
+      r.Run([&r, peer, key, dst, n, pc = &pc] {
         Status s = r.driver->PostRdvRecv(peer, key, dst, n, &pc->c);
         if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
       });
@@ -963,7 +813,7 @@ struct CoreImpl final : drivers::PacketSink {
       const uint64_t key = RdvKey(op->rdv_id, i);
       Rail& r = *rails[trimmed[i].rail];
       r.bytes.fetch_add(n, std::memory_order_relaxed);
-      RunOnRail(r, [&r, peer, key, src, n, pc = &pc] {
+      r.Run([&r, peer, key, src, n, pc = &pc] {
         Status s = r.driver->PostRdvSend(peer, key, src, n, &pc->c);
         if (s != Status::kInProgress) SendPartDone(&pc->c, s, 0);
       });
@@ -1272,12 +1122,8 @@ struct CoreImpl final : drivers::PacketSink {
   // Leaves `gate` for the next pass of its rail's task.
   void MarkDirty(Gate& gate) noexcept {
     Rail& r = *rails[gate.packet_rail];
-    if (!gate.dirty.exchange(true, std::memory_order_acq_rel)) {
-      std::lock_guard<std::mutex> g(r.dirty_mu);
-      r.dirty.push_back(&gate);
-      r.has_dirty.store(true, std::memory_order_release);
-    }
-    engine->Notify(r.poll_task);
+    r.MarkDirty(gate);
+    r.Notify();
   }
 
   Status SendAm(SessionState* s, int dest, uint32_t id, const void* header,
@@ -1620,7 +1466,7 @@ struct CoreImpl final : drivers::PacketSink {
       s = it->second.get();
     }
     Rail& r = *rails[root == rank ? loopback : 0];
-    RunOnRail(r, [this, s, m] { Deliver(s, m->peer, m->view, m); });
+    r.Run([this, s, m] { Deliver(s, m->peer, m->view, m); });
   }
 
   Status Irecv(SessionState* s, int source, int tag, void* buf, size_t len,
@@ -1701,9 +1547,7 @@ struct CoreImpl final : drivers::PacketSink {
     thread_local uint32_t pass = 0;
     int n = 0;
     for (auto& r : rails)
-      if (r->driver->HasWork() || r->has_ops.load(std::memory_order_relaxed) ||
-          r->has_dirty.load(std::memory_order_relaxed))
-        n += PollRail(*r);
+      if (r->HasWork()) n += r->Poll();
     // The engine's queues hold this core's polling tasks (one per rail,
     // just done by hand); other tasks get a pass one time in four, and the
     // tree is walked one time in 64 regardless.
@@ -1951,9 +1795,16 @@ Result<std::unique_ptr<Core>> Core::Create(
     c.rails.push_back(std::move(r));
   }
   for (size_t i = 0; i < c.rails.size(); ++i) {
-    c.rails[i]->index = static_cast<int>(i);
-    c.rails[i]->core = &c;
-    c.rails[i]->driver->SetSink(&c, static_cast<int>(i));
+    internal::Rail& r = *c.rails[i];
+    r.index = static_cast<int>(i);
+    r.client = &c;
+    r.engine = &engine;
+    r.notify_after_post = r.index == c.loopback;
+    r.buf_bytes = std::max(internal::kHeaderRoom,
+                           wire::kShortHeaderSize + internal::kShortMax);
+    r.packet_done = &CoreImpl::PacketDone;
+    r.immediate_max = internal::kFirstImmediate;
+    r.driver->SetSink(&c, static_cast<int>(i));
   }
   // Address exchange.
   for (int i = 0; i < c.loopback; ++i) {
@@ -2040,7 +1891,7 @@ Core::~Core() {
   for (auto& r : c.rails) {
     std::lock_guard<queues::SpinLock> lock(r->mu);
     internal::t_held_rail = r.get();
-    c.DrainRail(*r);
+    r->Drain();
     r->driver->Close(c.options.close_timeout_ms);
     internal::t_held_rail = nullptr;
   }
@@ -2072,8 +1923,6 @@ Core::~Core() {
       c.Free(op);
     }
   }
-  for (auto& r : c.rails)
-    for (auto* b : r->free_bufs) delete b;
 }
 
 int Core::rank() const noexcept { return impl_->rank; }
@@ -2141,7 +1990,7 @@ Result<Session*> Core::OpenSession(std::string_view name,
   // Early chunks are replayed by the rails' holders, in arrival order.
   for (Stashed* m : replay) {
     internal::Rail& r = *c.rails[m->peer == c.rank ? c.loopback : 0];
-    c.RunOnRail(r, [&c, st, m] { c.Deliver(st, m->peer, m->view, m); });
+    r.Run([&c, st, m] { c.Deliver(st, m->peer, m->view, m); });
   }
   return &st->handle;
 }
