@@ -30,9 +30,11 @@
 #include "drivers/driver.h"
 #include "drivers/loopback/loopback_driver.h"
 #include "nmad/match_queues.h"
+#include "nmad/packet_builder.h"
 #include "nmad/pool.h"
 #include "nmad/rail.h"
 #include "nmad/rail_factory.h"
+#include "nmad/send_queue.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
 #include "queues/cpu_relax.h"
@@ -47,25 +49,6 @@ using queues::SpinLock;
 using strategies::PendingChunk;
 using wire::ChunkKind;
 using wire::ChunkView;
-
-constexpr int kMaxInflightPackets = 16;  // per gate
-// Chunks per packet: each may take two iovec entries (header, data) and an
-// active message three; drivers take at least 32 entries.
-constexpr int kMaxChunks = 10;
-// Payloads this small are copied next to their header instead of taking an
-// iovec entry of their own: one contiguous send is cheaper than a gather.
-constexpr size_t kInlineCopy = 256;
-// Eager messages up to this size may take the short-packet fast path.
-constexpr size_t kShortMax = 1024;
-// Short packets up to Rail::immediate_max bytes are first offered to the
-// driver from the stack (copied out at once, or refused); the bound starts
-// here and shrinks to what the rail accepted, never below kMinImmediate.
-constexpr size_t kFirstImmediate = 128;
-constexpr size_t kMinImmediate = 24;
-const size_t kHeaderRoom =
-    wire::kPacketHeaderSize +
-    kMaxChunks * (wire::ChunkHeaderSize(wire::ChunkKind::kRts, wire::kMaxParts) +
-                  2 * kInlineCopy);
 
 // The drivers' rendezvous key of one part (< drivers::kMaxRdvKey): the
 // sender's rendezvous id and the part. Drivers tell senders apart.
@@ -86,35 +69,6 @@ int TrimParts(const wire::RdvPart* in, int n, uint64_t accepted,
   }
   return k;
 }
-
-struct PartCompletion {
-  Completion c;
-  void* owner = nullptr;
-};
-
-// One message (or control chunk) on its way out.
-struct SendOp : PendingChunk {
-  ChunkKind kind = ChunkKind::kData;
-  int dest = -1;
-  uint32_t session = 0;
-  uint32_t seq = 0;
-  int32_t tag = 0;
-  uint32_t handler = 0;
-  const uint8_t* data = nullptr;  // message or AM body
-  size_t len = 0;
-  const uint8_t* am_header = nullptr;
-  uint32_t am_header_size = 0;
-  uint64_t rdv_id = 0;
-  uint64_t accepted = 0;  // kRtr
-  int nparts = 0;
-  wire::RdvPart parts[wire::kMaxParts];
-  Request* req = nullptr;
-  struct CoreImpl* core = nullptr;
-  std::atomic<int> driver_ops{0};   // rendezvous parts in the drivers
-  std::atomic<bool> user_done{false};
-  Status worst = Status::kOk;
-  PartCompletion part_done[wire::kMaxParts];
-};
 
 static_assert(kAnySource == kMatchAnySource && kAnyTag == kMatchAnyTag);
 
@@ -170,42 +124,18 @@ struct PeerRecvState {
   std::map<uint32_t, Stashed*> reorder;
 };
 
-struct SessionState {
+// A session: its send side at the gates (SessionQueues: id, strategy,
+// queue per gate), matching, handlers.
+struct SessionState : SessionQueues {
   Session handle;
   std::string name;
-  uint32_t id = 0;
-  std::unique_ptr<strategies::Strategy> strategy;
+  std::unique_ptr<strategies::Strategy> owned_strategy;  // strategy
   SpinLock mu;  // matching
   std::vector<PeerRecvState> from;
-  // This session's queue at each peer's gate (set under that gate's lock
-  // on first use; the map node never moves): no hash lookup per send.
-  std::vector<struct GateQueue*> out;
   // Posted receives and unexpected messages (nmad/match_queues.h).
   MatchQueues match;
   std::shared_mutex handlers_mu;
   std::unordered_map<uint32_t, std::pair<AmHandler, void*>> handlers;
-};
-
-struct GateQueue {
-  SessionState* session = nullptr;
-  std::deque<PendingChunk*> queue;
-  uint32_t next_seq = 0;
-  uint64_t next_order = 0;
-  bool active = false;
-};
-
-struct Gate : FlushTarget {  // flushed by its packet rail's holder
-  int rank = -1;
-  int packet_rail = 0;
-  SpinLock mu;
-  std::unordered_map<uint32_t, GateQueue> queues;  // by session id
-  std::deque<GateQueue*> active;                   // non-empty, round robin
-  std::deque<PendingChunk*> control;               // RTR first
-  std::unordered_map<uint64_t, SendOp*> rdv_waiting;  // by rdv id
-  std::vector<RecvOp*> rdv_receiving;  // receives in the drivers
-  std::vector<SendOp*> rdv_sending;    // sends in the drivers
-  int inflight = 0;
-  std::atomic<bool> failed{false};
 };
 
 // A dynamic broadcast this process sends as the root or forwards
@@ -394,120 +324,30 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
       op->req->Complete(s);
   }
 
-  // Picks the next packet's chunks: control chunks first, then the sessions
-  // in round robin, each through its strategy. Gate lock held.
-  void NextChunks(Gate& g, std::vector<PendingChunk*>& out) {
-    const size_t budget = options.max_packet - wire::kPacketHeaderSize;
-    if (!g.control.empty()) {
-      size_t used = 0;
-      while (!g.control.empty() &&
-             static_cast<int>(out.size()) < kMaxChunks) {
-        PendingChunk* c = g.control.front();
-        if (!out.empty() && used + c->wire_bytes > budget) break;
-        used += c->wire_bytes;
-        out.push_back(c);
-        g.control.pop_front();
-      }
-      return;
-    }
-    while (!g.active.empty() && out.empty()) {
-      GateQueue* q = g.active.front();
-      g.active.pop_front();
-      q->session->strategy->NextPacket(q->queue, budget, kMaxChunks, out);
-      if (!q->queue.empty()) {
-        g.active.push_back(q);
-      } else {
-        q->active = false;
-      }
-    }
-  }
-
   // Sends packets from `g` while it has chunks and the rail takes them.
   // Rail lock held.
   void FlushGate(Rail& r, Gate& g) noexcept {
+    const size_t budget = options.max_packet - wire::kPacketHeaderSize;
     std::vector<PendingChunk*> chunks;
     for (;;) {
       chunks.clear();
       {
         std::lock_guard<SpinLock> lock(g.mu);
         if (g.inflight >= kMaxInflightPackets) return;  // completion kicks
-        NextChunks(g, chunks);
+        NextChunks(g, budget, kMaxChunks, chunks);
         if (chunks.empty()) return;
         ++g.inflight;
       }
       PacketBuf* b = r.GetBuf();
       b->gate = &g;
-      b->iov.clear();
-      uint8_t* h = b->header.data();
-      size_t hpos = wire::kPacketHeaderSize;
-      size_t seg_start = 0;
-      uint64_t total = wire::kPacketHeaderSize;
-      for (PendingChunk* pc : chunks) {
-        auto* op = static_cast<SendOp*>(pc);
-        if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts)
-          b->rts_ids.push_back(op->rdv_id);
-        else
-          b->ops.push_back(op);
-        ChunkView v;
-        v.kind = op->kind;
-        v.session = op->session;
-        v.seq = op->seq;
-        v.tag = op->tag;
-        v.handler = op->handler;
-        v.msg_size = op->len;
-        v.rdv_id = op->rdv_id;
-        v.accepted = op->accepted;
-        v.nparts = op->nparts;
-        std::copy(op->parts, op->parts + op->nparts, v.parts);
-        v.am_header_size = op->am_header_size;
-        uint64_t payload = 0;
-        if (op->kind == ChunkKind::kData) payload = op->len;
-        if (op->kind == ChunkKind::kAm) payload = op->am_header_size + op->len;
-        if (op->kind == ChunkKind::kAmRts) payload = op->am_header_size;
-        hpos += wire::WriteChunkHeader(h + hpos, v, payload);
-        total += wire::ChunkHeaderSize(op->kind, op->nparts) + payload;
-        auto add_data = [&](const uint8_t* p, size_t n) {
-          if (n == 0) return;
-          if (n <= kInlineCopy) {
-            std::memcpy(h + hpos, p, n);
-            hpos += n;
-            return;
-          }
-          b->iov.push_back({h + seg_start, hpos - seg_start});
-          b->iov.push_back({const_cast<uint8_t*>(p), n});
-          seg_start = hpos;
-        };
-        if (op->kind == ChunkKind::kAm || op->kind == ChunkKind::kAmRts)
-          add_data(op->am_header, op->am_header_size);
-        if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kAm)
-          add_data(op->data, op->len);
-        if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts) {
-          std::lock_guard<SpinLock> lock(g.mu);
-          g.rdv_waiting[op->rdv_id] = op;
-        }
-      }
-      if (hpos > seg_start) b->iov.push_back({h + seg_start, hpos - seg_start});
-      wire::WritePacketHeader(h, static_cast<int>(chunks.size()),
-                              static_cast<uint32_t>(total));
+      BuildPacket(*b, g, chunks);
       Status s = r.driver->PostPacket(g.rank, b->iov.data(),
                                       static_cast<int>(b->iov.size()), &b->c);
       if (s == Status::kNoResource) {
-        std::lock_guard<SpinLock> lock(g.mu);
-        --g.inflight;
-        for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) {
-          SendOp* op = static_cast<SendOp*>(*it);
-          if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts)
-            g.rdv_waiting.erase(op->rdv_id);
-          if (op->kind == ChunkKind::kRtr) {
-            g.control.push_front(op);
-          } else {
-            GateQueue& q = g.queues[op->session];
-            q.queue.push_front(op);
-            if (!q.active) {
-              q.active = true;
-              g.active.push_front(&q);
-            }
-          }
+        {
+          std::lock_guard<SpinLock> lock(g.mu);
+          --g.inflight;
+          Requeue(g, chunks);
         }
         b->ops.clear();
         b->rts_ids.clear();
@@ -525,16 +365,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
       if (s == Status::kInProgress) continue;
       FinishPacket(*b, s);  // kOk or an error
     }
-  }
-
-  // Session `s`'s queue at gate `g`. Gate lock held.
-  static GateQueue& QueueOf(Gate& g, SessionState* s) {
-    GateQueue*& q = s->out[static_cast<size_t>(g.rank)];
-    if (q == nullptr) {
-      q = &g.queues[s->id];
-      q->session = s;
-    }
-    return *q;
   }
 
   // The small-message fast path: when nothing is queued at the gate and
@@ -557,13 +387,12 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
       std::lock_guard<SpinLock> lock(g.mu);
       if (!g.failed.load(std::memory_order_relaxed) && g.control.empty() &&
           g.active.empty()) {
-        GateQueue& q = QueueOf(g, s);
+        GateQueue& q = QueueOf(g, *s);
         const size_t total = wire::kShortHeaderSize + len;
         Status st = Status::kNoResource;
         if (total <= r.immediate_max) {
           alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
-          wire::WriteShortHeader(packet, s->id, q.next_seq, tag);
-          if (len) std::memcpy(packet + wire::kShortHeaderSize, buf, len);
+          WriteShortPacket(packet, s->id, q.next_seq, tag, buf, len);
           iovec iov{packet, total};
           st = r.driver->PostPacket(dest, &iov, 1, nullptr);
           // Refused: this size is not sent at once by this rail (or its
@@ -575,8 +404,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
           PacketBuf* b = r.GetBuf();
           b->gate = &g;
           uint8_t* h = b->header.data();
-          wire::WriteShortHeader(h, s->id, q.next_seq, tag);
-          if (len) std::memcpy(h + wire::kShortHeaderSize, buf, len);
+          WriteShortPacket(h, s->id, q.next_seq, tag, buf, len);
           iovec iov{h, total};
           ++g.inflight;  // FinishPacket gives it back
           st = r.driver->PostPacket(dest, &iov, 1, &b->c);
@@ -609,29 +437,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
     }
     r.Release();
     return sent;
-  }
-
-  // Enqueues `op` for its gate (gate lock inside) and assigns its sequence
-  // number. Returns false if the gate has failed.
-  bool Enqueue(Gate& g, SessionState* s, SendOp* op) {
-    std::lock_guard<SpinLock> lock(g.mu);
-    if (g.failed.load(std::memory_order_acquire)) return false;
-    if (op->kind == ChunkKind::kRtr) {
-      g.control.push_back(op);
-      return true;
-    }
-    GateQueue& q = QueueOf(g, s);
-    // Only matched messages take a sequence number: active messages are not
-    // matched, so they do not hold up the messages behind them.
-    if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kRts)
-      op->seq = q.next_seq++;
-    op->order = q.next_order++;
-    q.queue.push_back(op);
-    if (!q.active) {
-      q.active = true;
-      g.active.push_back(&q);
-    }
-    return true;
   }
 
   void SendRtr(int peer, uint64_t rdv_id, uint64_t accepted) noexcept {
@@ -1166,9 +971,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   // in session `s`: the message that will carry it comes another way (a
   // dynamic broadcast) and the peer matches it in that place.
   uint32_t ReserveSeq(int peer, SessionState* s) {
-    Gate& g = *gates[peer];
-    std::lock_guard<SpinLock> lock(g.mu);
-    return QueueOf(g, s).next_seq++;
+    return internal::ReserveSeq(*gates[peer], *s);
   }
 
   void KeepBcast(std::unique_ptr<BcastOp> op) {
@@ -1800,8 +1603,7 @@ Result<std::unique_ptr<Core>> Core::Create(
     r.client = &c;
     r.engine = &engine;
     r.notify_after_post = r.index == c.loopback;
-    r.buf_bytes = std::max(internal::kHeaderRoom,
-                           wire::kShortHeaderSize + internal::kShortMax);
+    r.buf_bytes = internal::PacketBufBytes();
     r.packet_done = &CoreImpl::PacketDone;
     r.immediate_max = internal::kFirstImmediate;
     r.driver->SetSink(&c, static_cast<int>(i));
@@ -1966,7 +1768,8 @@ Result<Session*> Core::OpenSession(std::string_view name,
     auto s = std::make_unique<SessionState>();
     s->name = std::string(name);
     s->id = id;
-    s->strategy = std::move(strategy);
+    s->owned_strategy = std::move(strategy);
+    s->strategy = s->owned_strategy.get();
     s->from.resize(c.size);
     s->out.assign(c.size, nullptr);
     s->handle.core_ = &c;
