@@ -29,11 +29,14 @@
 
 #include "drivers/driver.h"
 #include "drivers/loopback/loopback_driver.h"
+#include "nmad/active_messages.h"
+#include "nmad/failures.h"
 #include "nmad/match_queues.h"
 #include "nmad/packet_builder.h"
 #include "nmad/pool.h"
 #include "nmad/rail.h"
 #include "nmad/rail_factory.h"
+#include "nmad/rendezvous.h"
 #include "nmad/send_queue.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
@@ -49,26 +52,6 @@ using queues::SpinLock;
 using strategies::PendingChunk;
 using wire::ChunkKind;
 using wire::ChunkView;
-
-// The drivers' rendezvous key of one part (< drivers::kMaxRdvKey): the
-// sender's rendezvous id and the part. Drivers tell senders apart.
-uint64_t RdvKey(uint64_t rdv_id, int part) {
-  return ((rdv_id & ((uint64_t{1} << 40) - 1)) << 8) |
-         static_cast<uint64_t>(part);
-}
-
-// Trims a split plan to the `accepted` first bytes (both sides do the same).
-int TrimParts(const wire::RdvPart* in, int n, uint64_t accepted,
-              wire::RdvPart* out) {
-  int k = 0;
-  for (int i = 0; i < n; ++i) {
-    uint64_t b = std::min<uint64_t>(in[i].bytes, accepted);
-    accepted -= b;
-    out[i] = {in[i].rail, b};
-    if (b) ++k;
-  }
-  return k;
-}
 
 static_assert(kAnySource == kMatchAnySource && kAnyTag == kMatchAnyTag);
 
@@ -134,8 +117,7 @@ struct SessionState : SessionQueues {
   std::vector<PeerRecvState> from;
   // Posted receives and unexpected messages (nmad/match_queues.h).
   MatchQueues match;
-  std::shared_mutex handlers_mu;
-  std::unordered_map<uint32_t, std::pair<AmHandler, void*>> handlers;
+  AmHandlers handlers;  // nmad/active_messages.h
 };
 
 // A dynamic broadcast this process sends as the root or forwards
@@ -235,8 +217,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   std::mutex bcast_mu;
   std::list<std::unique_ptr<BcastOp>> bcast_ops;
 
-  mutable std::mutex failures_mu;
-  std::vector<std::string> failure_text;
+  FailureLog failures;  // nmad/failures.h
 
   std::atomic<uint64_t> next_rdv{1};
   // The rare events' counters (the message path's are per rail).
@@ -457,30 +438,16 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   // Fills the rendezvous plan of a large send.
   void PlanRendezvous(SessionState* s, SendOp* op) {
     op->rdv_id = next_rdv.fetch_add(1, std::memory_order_relaxed);
-    if (op->dest == rank) {
-      op->nparts = 1;
-      op->parts[0] = {static_cast<uint8_t>(loopback), op->len};
-      return;
-    }
     std::vector<strategies::RailInfo> infos;
-    for (int i = 0; i < loopback; ++i) {
-      double bw = options.rail_bandwidth_mbps.empty()
-                      ? rails[i]->driver->caps().bandwidth_bytes_per_s
-                      : options.rail_bandwidth_mbps[i] * 1e6;
-      infos.push_back({i, bw});
-    }
-    std::vector<strategies::RdvPart> plan =
-        s->strategy->SplitRendezvous(op->len, infos);
-    op->nparts = std::min<int>(static_cast<int>(plan.size()), wire::kMaxParts);
-    uint64_t sum = 0;
-    for (int i = 0; i < op->nparts; ++i) {
-      op->parts[i] = {static_cast<uint8_t>(plan[i].rail), plan[i].bytes};
-      sum += plan[i].bytes;
-    }
-    if (sum != op->len) {  // a strategy bug: fall back to one part
-      op->nparts = 1;
-      op->parts[0] = {0, op->len};
-    }
+    if (op->dest != rank)
+      for (int i = 0; i < loopback; ++i) {
+        double bw = options.rail_bandwidth_mbps.empty()
+                        ? rails[i]->driver->caps().bandwidth_bytes_per_s
+                        : options.rail_bandwidth_mbps[i] * 1e6;
+        infos.push_back({i, bw});
+      }
+    op->nparts = PlanParts(op->len, op->dest == rank, loopback, infos,
+                           *s->strategy, op->parts);
   }
 
   // ---- rendezvous data ----
@@ -540,15 +507,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
     int active = TrimParts(parts, nparts, accepted, trimmed);
     op->peer = peer;
     op->core = this;
-    for (int i = 0; i < nparts; ++i) {
-      int rail = trimmed[i].rail;
-      bool ok_rail = peer == rank ? rail == loopback : rail < loopback;
-      if (!ok_rail && trimmed[i].bytes) {
-        counters.bad_packets.fetch_add(1);
-        active = 0;  // refuse the whole transfer
-        accepted = 0;
-        break;
-      }
+    if (!PartsOnValidRails(trimmed, nparts, peer == rank, loopback)) {
+      counters.bad_packets.fetch_add(1);
+      active = 0;  // refuse the whole transfer
+      accepted = 0;
     }
     SendRtr(peer, rdv_id, active ? accepted : 0);
     if (active == 0) {
@@ -786,35 +748,17 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   }
 
   void RunHandler(SessionState* s, int peer, const ChunkView& c) noexcept {
-    AmHandler fn = nullptr;
-    void* arg = nullptr;
-    {
-      std::shared_lock<std::shared_mutex> lock(s->handlers_mu);
-      auto it = s->handlers.find(c.handler);
-      if (it != s->handlers.end()) {
-        fn = it->second.first;
-        arg = it->second.second;
-      }
+    switch (AmDispatch::Run(s->handlers, this, peer, s->id, c)) {
+      case AmOutcome::kNoHandler:
+        counters.am_dropped.fetch_add(1);
+        if (c.kind == ChunkKind::kAmRts) SendRtr(peer, c.rdv_id, 0);
+        return;
+      case AmOutcome::kBodyDeclined:
+        SendRtr(peer, c.rdv_id, 0);
+        return;
+      case AmOutcome::kDelivered:
+        return;
     }
-    if (fn == nullptr) {
-      counters.am_dropped.fetch_add(1);
-      if (c.kind == ChunkKind::kAmRts) SendRtr(peer, c.rdv_id, 0);
-      return;
-    }
-    AmMessage m;
-    m.core_ = this;
-    m.source_ = peer;
-    m.session_ = s->id;
-    m.handler_ = c.handler;
-    m.header_ = {c.am_header, c.am_header_size};
-    m.body_size_ = c.msg_size;
-    m.body_inline_ = c.kind == ChunkKind::kAm;
-    if (m.body_inline_) m.body_ = {c.payload, c.payload_size};
-    m.rdv_id_ = c.rdv_id;
-    m.nparts_ = c.nparts;
-    m.parts_ = c.parts;
-    fn(m, arg);
-    if (!m.body_inline_ && !m.body_taken_) SendRtr(peer, c.rdv_id, 0);
   }
 
   Status ReceiveAmBody(AmMessage& m, void* buf, size_t len,
@@ -935,12 +879,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
                 size_t header_len, const void* body, size_t body_len,
                 Request& req, int priority = 0) noexcept {
     if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
-    if (id > 65535 || (header == nullptr && header_len > 0) ||
-        (body == nullptr && body_len > 0) ||
-        header_len + wire::ChunkHeaderSize(ChunkKind::kAmRts, wire::kMaxParts) +
-                wire::kPacketHeaderSize >
-            options.max_packet)
-      return Status::kInvalidArgument;
+    if (Status st = CheckAmSend(id, header, header_len, body, body_len,
+                                options.max_packet);
+        st != Status::kOk)
+      return st;
     if (!Claim(req)) return Status::kBusy;
     SendOp* op = NewSend();
     op->dest = dest;
@@ -1371,33 +1313,16 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
 
   void PeerFailed(int peer, const std::string& what) noexcept {
     if (peer < 0 || peer >= size || peer == rank) return;
-    Gate& g = *gates[peer];
-    {
-      std::lock_guard<std::mutex> lock(failures_mu);
-      if (!failure_text[peer].empty()) return;
-      failure_text[peer] = what.empty() ? "rank " + std::to_string(peer) + " failed" : what;
-    }
+    if (!failures.Record(peer, what)) return;
     std::fprintf(stderr, "rondo: nmad: rank %d lost rank %d: %s\n", rank, peer,
                  what.c_str());
+    // Operations in the drivers are freed by their completions (at the
+    // latest when the rail closes); the user learns of the failure now.
     std::vector<SendOp*> sends;
-    {
-      std::lock_guard<SpinLock> lock(g.mu);
-      g.failed.store(true, std::memory_order_release);
-      for (auto& [id, q] : g.queues) {
-        for (PendingChunk* c : q.queue) sends.push_back(static_cast<SendOp*>(c));
-        q.queue.clear();
-        q.active = false;
-      }
-      g.active.clear();
-      for (PendingChunk* c : g.control) sends.push_back(static_cast<SendOp*>(c));
-      g.control.clear();
-      for (auto& [id, op] : g.rdv_waiting) sends.push_back(op);
-      g.rdv_waiting.clear();
-      // Operations in the drivers are freed by their completions (at the
-      // latest when the rail closes); the user learns of the failure now.
-      for (RecvOp* r : g.rdv_receiving) FinishUser(r, Status::kPeerFailed);
-      for (SendOp* op : g.rdv_sending) FinishUser(op, Status::kPeerFailed);
-    }
+    FailGate(
+        *gates[peer], sends,
+        [](RecvOp* r) { FinishUser(r, Status::kPeerFailed); },
+        [](SendOp* op) { FinishUser(op, Status::kPeerFailed); });
     for (SendOp* op : sends) {
       FinishUser(op, Status::kPeerFailed);
       if (op->driver_ops.load() == 0) Free(op);  // never reached a driver
@@ -1410,11 +1335,9 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
     for (SessionState* s : all) {
       std::lock_guard<SpinLock> lock(s->mu);
       std::vector<RecvOp*> failed;
-      s->match.RemovePostedIf(
-          [peer](const PostedReceive& r) {
-            return r.source == peer || r.source == kAnySource;
-          },
-          [&](PostedReceive* r) { failed.push_back(static_cast<RecvOp*>(r)); });
+      FailPosted(s->match, peer, [&](PostedReceive* r) {
+        failed.push_back(static_cast<RecvOp*>(r));
+      });
       for (RecvOp* r : failed) {
         FinishUser(r, Status::kPeerFailed);
         Free(r);
@@ -1503,11 +1426,7 @@ Status Session::Probe(int source, int tag, RecvInfo* info) noexcept {
 }
 Status Session::RegisterHandler(uint32_t id, AmHandler handler,
                                 void* arg) noexcept {
-  if (id > 65535 || handler == nullptr) return Status::kInvalidArgument;
-  SessionState& st = CoreImpl::State(*this);
-  std::unique_lock<std::shared_mutex> lock(st.handlers_mu);
-  st.handlers[id] = {handler, arg};
-  return Status::kOk;
+  return CoreImpl::State(*this).handlers.Register(id, handler, arg);
 }
 Status Session::SendAm(int dest, uint32_t id, const void* header,
                        size_t header_len, const void* body, size_t body_len,
@@ -1569,7 +1488,7 @@ Result<std::unique_ptr<Core>> Core::Create(
   c.rank = bootstrap->rank();
   c.size = bootstrap->size();
   c.bootstrap = std::move(bootstrap);
-  c.failure_text.resize(c.size);
+  c.failures.Resize(c.size);
   const bool remote = c.size > 1;
   // Rails: the remote ones (only when there are remote peers), then loopback.
   if (remote) {
@@ -1881,9 +1800,7 @@ const topology::CpuSet& Core::task_cpuset() const noexcept {
 Status Core::Barrier() noexcept { return impl_->bootstrap->Barrier(); }
 
 std::string Core::FailureText(int rank) const {
-  if (rank < 0 || rank >= impl_->size) return "";
-  std::lock_guard<std::mutex> lock(impl_->failures_mu);
-  return impl_->failure_text[rank];
+  return impl_->failures.Text(rank);
 }
 
 CoreStats Core::stats() const noexcept {

@@ -65,6 +65,7 @@ struct RecvOp;
 struct SendOp;
 struct CoreImpl;
 struct SessionState;
+struct AmDispatch;
 }  // namespace internal
 
 // What a completed receive (or a probe) found.
@@ -173,6 +174,7 @@ class AmMessage {
 
  private:
   friend struct internal::CoreImpl;
+  friend struct internal::AmDispatch;
   internal::CoreImpl* core_ = nullptr;
   int source_ = -1;
   uint32_t session_ = 0;
