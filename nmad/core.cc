@@ -30,6 +30,7 @@
 #include "drivers/driver.h"
 #include "drivers/loopback/loopback_driver.h"
 #include "nmad/active_messages.h"
+#include "nmad/dynamic_bcast_client.h"
 #include "nmad/failures.h"
 #include "nmad/match_queues.h"
 #include "nmad/packet_builder.h"
@@ -37,6 +38,7 @@
 #include "nmad/rail.h"
 #include "nmad/rail_factory.h"
 #include "nmad/rendezvous.h"
+#include "nmad/request_access.h"
 #include "nmad/send_queue.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
@@ -120,55 +122,7 @@ struct SessionState : SessionQueues {
   AmHandlers handlers;  // nmad/active_messages.h
 };
 
-// A dynamic broadcast this process sends as the root or forwards
-// (nmad/dynamic_bcast.h). Owned by CoreImpl::bcast_ops until finished and
-// every request and task it holds is idle again.
-struct BcastOp {
-  struct CoreImpl* core = nullptr;
-  // What is sent: the root's buffer, or `data` at a forwarder.
-  const uint8_t* bytes = nullptr;
-  size_t len = 0;
-  std::shared_ptr<std::vector<uint8_t>> data;
-  BroadcastHeader in;  // forwarders: the header received
-  std::vector<std::vector<uint8_t>> headers;  // one per child
-  std::unique_ptr<Request[]> sends;
-  size_t nsends = 0;
-  std::atomic<size_t> left{0};
-  std::atomic<int> worst{static_cast<int>(Status::kOk)};
-  Request* user = nullptr;  // the root's request
-  // Forwarders whose receive was posted when the header came: the data is
-  // received into that receive's buffer, forwarded from it, and the
-  // receive completes once the forwarding sends are over (the user gets
-  // the buffer back only when nothing reads it any more).
-  RecvOp* in_place = nullptr;
-  Request body;             // forwarders: the data's receive
-  std::atomic<int> body_status{static_cast<int>(Status::kOk)};
-  engine::Task task;        // forwarders: forward and deliver
-  std::atomic<bool> finished{false};
-  bool counted = false;  // forwarders: counted as background work
-  // Large data goes to the children one after another (largest subtree
-  // first): the completion of send i submits post_tasks[i + 1], which posts
-  // send i + 1 (one task per send: never submitted twice).
-  std::vector<BroadcastEntry> child_entries;
-  bool one_by_one = false;
-  std::unique_ptr<engine::Task[]> post_tasks;
-  struct PostArg {
-    BcastOp* op;
-    size_t index;
-  };
-  std::unique_ptr<PostArg[]> post_args;
-};
-
-// Data of at least this size is sent to a node's children one after
-// another, so that each transfer has the node's link to itself and the
-// first child forwards after one transfer time (ceil(log2(m + 1)) transfer
-// times in all when bandwidth bound); smaller data goes to all at once.
-inline constexpr size_t kBcastOneByOneBytes = 64 * 1024;
-
-// The active-message handler id of dynamic broadcasts on their channel.
-inline constexpr uint32_t kBcastHandler = 1;
-
-struct CoreImpl final : drivers::PacketSink, RailClient {
+struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // First: destroyed last, after everything that holds their objects.
   Pool<RecvOp> recv_pool;
   Pool<SendOp> send_pool;
@@ -214,8 +168,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   // Dynamic broadcasts: their own channel (a session with one handler),
   // and the operations in flight or finished but not yet reclaimed.
   SessionState* bcast_channel = nullptr;
-  std::mutex bcast_mu;
-  std::list<std::unique_ptr<BcastOp>> bcast_ops;
+  std::unique_ptr<DynamicBroadcasts> bcasts;
 
   FailureLog failures;  // nmad/failures.h
 
@@ -223,9 +176,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   // The rare events' counters (the message path's are per rail).
   struct Counters {
     std::atomic<uint64_t> unexpected{0},
-        bad_packets{0}, am_dropped{0}, reordered{0}, bcast_sent{0},
-        bcast_forwarded{0}, bcast_delivered{0}, bcast_dropped{0},
-        bcast_in_place{0};
+        bad_packets{0}, am_dropped{0}, reordered{0};
   } counters;
 
   // ---- rails ----
@@ -803,14 +754,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
   // background work counted here: a request in flight is what a quiet
   // progress thread progresses while the application computes.
   bool Claim(Request& req) noexcept {
-    uint32_t v = req.state_.load(std::memory_order_acquire);
-    if (v == Request::kPending) return false;
-    req.state_.store(Request::kPending, std::memory_order_relaxed);
-    req.status_ = Status::kOk;
-    req.info_ = RecvInfo{};
-    req.background_ = engine;
-    engine->BeginBackground();
-    return true;
+    return RequestAccess::Claim(req, *engine);
   }
 
   Status CheckPeer(int peer, bool any_ok) const noexcept {
@@ -907,231 +851,38 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
     return Post(s, op);
   }
 
-  // ---- dynamic broadcasts ----
+  // ---- dynamic broadcasts: the core as their BroadcastHost ----
+  // (nmad/dynamic_bcast_client.h runs them.)
 
-  // Reserves the next sequence number of this process's stream to `peer`
-  // in session `s`: the message that will carry it comes another way (a
-  // dynamic broadcast) and the peer matches it in that place.
-  uint32_t ReserveSeq(int peer, SessionState* s) {
-    return internal::ReserveSeq(*gates[peer], *s);
+  uint32_t ReserveSeq(uint32_t session, int peer) noexcept override {
+    return internal::ReserveSeq(*gates[peer], *FindSession(session));
   }
 
-  void KeepBcast(std::unique_ptr<BcastOp> op) {
-    std::lock_guard<std::mutex> lock(bcast_mu);
-    // Reclaim the finished ones whose requests and task are idle again.
-    for (auto it = bcast_ops.begin(); it != bcast_ops.end();) {
-      BcastOp& o = **it;
-      bool idle = o.finished.load(std::memory_order_acquire) &&
-                  o.task.state() != engine::TaskState::kQueued &&
-
-                  o.body.state_.load(std::memory_order_acquire) !=
-                      Request::kPending;
-      for (size_t i = 0; idle && i < o.nsends; ++i)
-        idle = o.sends[i].state_.load(std::memory_order_acquire) !=
-                   Request::kPending &&
-               (!o.post_tasks ||
-                o.post_tasks[i].state() != engine::TaskState::kQueued);
-      it = idle ? bcast_ops.erase(it) : std::next(it);
-    }
-    if (op) bcast_ops.push_back(std::move(op));
+  Status SendOnChannel(int dest, std::span<const uint8_t> header,
+                       const uint8_t* body, size_t len, Request& req,
+                       int priority) noexcept override {
+    return SendAm(bcast_channel, dest, kBcastHandler, header.data(),
+                  header.size(), body, len, req, priority);
   }
 
-  static void BcastSendDone(Request& req, Status st, void* arg) noexcept {
-    auto* op = static_cast<BcastOp*>(arg);
-    if (op->one_by_one) {
-      // The next child's send is posted from an engine task (a completion
-      // may not call into the Core).
-      const size_t i = static_cast<size_t>(&req - op->sends.get());
-      if (i + 1 < op->nsends &&
-          op->core->engine->Submit(op->post_tasks[i + 1]) != Status::kOk) {
-        // The engine is shutting down: the remaining sends never start.
-        for (size_t j = i + 1; j < op->nsends; ++j)
-          ReleaseBcast(op, Status::kShutdown);
-      }
-    }
-    ReleaseBcast(op, st);
+  Status ReceiveBody(AmMessage& m, void* buf, size_t len,
+                     Request& req) noexcept override {
+    return m.ReceiveBody(buf, len, req);
   }
 
-  static engine::TaskResult BcastPostTask(void* arg) noexcept {
-    auto* a = static_cast<BcastOp::PostArg*>(arg);
-    a->op->core->PostBcastSends(a->op, a->index);
-    return engine::TaskResult::kDone;
-  }
-
-  // Posts send `first` of `op` and, unless one by one, all after it; a send
-  // that cannot start counts as done with its error and the next is tried.
-  void PostBcastSends(BcastOp* op, size_t first) noexcept {
-    for (size_t i = first; i < op->nsends; ++i) {
-      const BroadcastEntry& e = op->child_entries[i];
-      op->sends[i].set_completion(&CoreImpl::BcastSendDone, op);
-      Status st = SendAm(bcast_channel, e.rank, kBcastHandler,
-                         op->headers[i].data(), op->headers[i].size(),
-                         op->bytes, op->len, op->sends[i], e.priority);
-      const bool started =
-          st == Status::kOk ||
-          op->sends[i].state_.load(std::memory_order_acquire) !=
-              Request::kIdle;
-      if (!started) ReleaseBcast(op, st);  // no callback will come
-      if (started && op->one_by_one) return;
-    }
-  }
-
-  // One send of `op` is over (or the sender's own hold is released).
-  static void ReleaseBcast(BcastOp* op, Status st) noexcept {
-    if (st != Status::kOk) {
-      int ok = static_cast<int>(Status::kOk);
-      op->worst.compare_exchange_strong(ok, static_cast<int>(st));
-    }
-    if (op->left.fetch_sub(1, std::memory_order_acq_rel) == 1) FinishBcast(op);
-  }
-
-  static void FinishBcast(BcastOp* op) noexcept {
-    if (op->user != nullptr)
-      op->user->Complete(static_cast<Status>(op->worst.load()));
-    if (RecvOp* r = op->in_place) {
-      // A failed forwarding send is the subtree's loss, not this receive's.
-      FinishUser(r, Status::kOk);
-      op->core->Free(r);
-      op->in_place = nullptr;
-    }
-    MarkFinished(op);
-  }
-
-  // A broadcast operation is over: KeepBcast may reclaim it, and a
-  // forwarder's background work (counted since its header came) ends.
-  static void MarkFinished(BcastOp* op) noexcept {
-    if (op->counted) op->core->engine->EndBackground();
-    op->counted = false;
-    op->finished.store(true, std::memory_order_release);
-  }
-
-  // Sends the data of `op` to the children of a node whose forwarding list
-  // is `list` (tree positions 1..n of its subtree), each with its sub-list.
-  void SendBcastChildren(BcastOp* op, uint32_t session, int root, int tag,
-                         const std::vector<BroadcastEntry>& list) noexcept {
-    const std::vector<BroadcastChild> children = TreeChildren(list.size());
-    op->nsends = children.size();
-    op->sends.reset(new Request[op->nsends]);
-    op->headers.resize(op->nsends);
-    op->child_entries.resize(op->nsends);
-    op->one_by_one = op->len >= kBcastOneByOneBytes && op->nsends > 1;
-    if (op->one_by_one) {
-      op->post_tasks.reset(new engine::Task[op->nsends]);
-      op->post_args.reset(new BcastOp::PostArg[op->nsends]);
-      for (size_t i = 0; i < op->nsends; ++i) {
-        op->post_args[i] = {op, i};
-        op->post_tasks[i].Init(&CoreImpl::BcastPostTask, &op->post_args[i],
-                               task_cpus, {.name = "nmad.bcast.send"});
-      }
-    }
-    op->left.store(op->nsends + 1, std::memory_order_relaxed);  // +1: ours
-    for (size_t i = 0; i < children.size(); ++i) {
-      const BroadcastChild& c = children[i];
-      const BroadcastEntry& e = list[c.entry];
-      BroadcastHeader h;
-      h.session = session;
-      h.root = root;
-      h.tag = tag;
-      h.length = op->len;
-      h.self_seq = e.seq;
-      h.self_priority = e.priority;
-      h.forward.assign(list.begin() + static_cast<ptrdiff_t>(c.first),
-                       list.begin() + static_cast<ptrdiff_t>(c.last));
-      op->headers[i] = EncodeBroadcastHeader(h);
-      op->child_entries[i] = e;
-    }
-    PostBcastSends(op, 0);
-    ReleaseBcast(op, Status::kOk);  // release ours
-  }
-
-  Status DynamicBroadcast(SessionState* s, const void* buf, size_t len,
-                          int tag, std::span<const BroadcastTarget> targets,
-                          Request& req, std::string* error) noexcept {
-    auto refuse = [error](std::string what) {
-      if (error) *error = std::move(what);
-      return Status::kInvalidArgument;
-    };
-    if (tag < 0 || tag > kMaxTag)
-      return refuse("tag " + std::to_string(tag) + " is outside 0.." +
-                    std::to_string(kMaxTag));
-    if (buf == nullptr && len > 0)
-      return refuse("the buffer is null but the length is " +
-                    std::to_string(len));
-    if (std::string why = CheckTargets(targets, rank, size); !why.empty())
-      return refuse(why);
-    if (!Claim(req)) return Status::kBusy;
-    req.info_ = RecvInfo{rank, tag, len, len};
-    std::vector<BroadcastTarget> order = OrderForTree(targets);
-    std::vector<BroadcastEntry> list(order.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      list[i] = {order[i].rank, order[i].priority,
-                 ReserveSeq(order[i].rank, s)};
-    auto op = std::make_unique<BcastOp>();
-    op->core = this;
-    op->bytes = static_cast<const uint8_t*>(buf);
-    op->len = len;
-    op->user = &req;
-    BcastOp* raw = op.get();
-    KeepBcast(std::move(op));
-    counters.bcast_sent.fetch_add(1, std::memory_order_relaxed);
-    SendBcastChildren(raw, s->id, rank, tag, list);
-    return Status::kOk;
-  }
-
-  // The channel's handler: a dynamic broadcast's data for this process.
-  static void OnBcastAm(AmMessage& m, void* arg) noexcept {
-    auto* c = static_cast<CoreImpl*>(arg);
-    BroadcastHeader h;
-    std::string why;
-    if (!DecodeBroadcastHeader(m.header().data(), m.header().size(), c->rank,
-                               c->size, m.body_size(), &h, &why)) {
-      uint64_t k = c->counters.bcast_dropped.fetch_add(1) + 1;
-      if (k <= 10 || (k & (k - 1)) == 0)
-        std::fprintf(stderr,
-                     "rondo: nmad: dropped a dynamic broadcast from rank %d: "
-                     "%s; %llu dropped so far\n",
-                     m.source(), why.c_str(), static_cast<unsigned long long>(k));
-      return;  // the body is discarded
-    }
-    auto op = std::make_unique<BcastOp>();
-    BcastOp* o = op.get();
-    o->core = c;
-    o->len = h.length;
-    o->in_place = c->ClaimInPlace(h);
-    if (o->in_place != nullptr) {
-      o->bytes = o->in_place->buf;
-      c->counters.bcast_in_place.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      o->data = std::make_shared<std::vector<uint8_t>>(h.length);
-      o->bytes = o->data->data();
-    }
-    o->in = std::move(h);
-    // Forwarding must go on while the application computes.
-    o->counted = true;
-    c->engine->BeginBackground();
-    o->task.Init(&CoreImpl::BcastForward, o, c->task_cpus,
-                 {.name = "nmad.bcast"});
-    o->body.set_completion(&CoreImpl::BcastBodyDone, o);
-    c->KeepBcast(std::move(op));
-    Status st = m.ReceiveBody(const_cast<uint8_t*>(o->bytes), o->len, o->body);
-    if (st != Status::kOk) {
-      c->counters.bcast_dropped.fetch_add(1);
-      if (o->in_place != nullptr) {
-        FinishUser(o->in_place, st);
-        c->Free(o->in_place);
-        o->in_place = nullptr;
-      }
-      MarkFinished(o);
-    }
+  void FinishInPlace(RecvOp* r, Status s) noexcept override {
+    FinishUser(r, s);
+    Free(r);
   }
 
   // The receive that the broadcast described by `h` is matched to, taken
   // now if the message it carries is the next one from the root and a
   // posted receive matches it with room for all the data; else null (the
-  // data is then kept and delivered like a message: InjectBroadcast).
+  // data is then kept and delivered like a message: DeliverData).
   // Matching at the header, before the data is here, is what a rendezvous
   // does; the root's order is kept because the message is the next one.
-  RecvOp* ClaimInPlace(const BroadcastHeader& h) noexcept {
+  RecvOp* ClaimInPlace(const BroadcastHeader& h,
+                       uint8_t** buf) noexcept override {
     SessionState* s = FindSession(h.session);
     if (s == nullptr) return nullptr;
     std::lock_guard<SpinLock> lock(s->mu);
@@ -1144,50 +895,14 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
     if (r->req) r->req->info_ = RecvInfo{h.root, h.tag, h.length, h.length};
     ++from.expected;
     if (!from.reorder.empty()) MatchReordered(s, h.root, from);
+    *buf = r->buf;
     return r;
-  }
-
-  static void BcastBodyDone(Request&, Status st, void* arg) noexcept {
-    auto* o = static_cast<BcastOp*>(arg);
-    o->body_status.store(static_cast<int>(st), std::memory_order_release);
-    if (st != Status::kOk && o->in_place != nullptr) {
-      FinishUser(o->in_place, st);  // the task then only counts the drop
-      o->core->Free(o->in_place);
-      o->in_place = nullptr;
-    }
-    if (o->core->engine->Submit(o->task) != Status::kOk)
-      MarkFinished(o);
-  }
-
-  // Engine task, once the data is here: forward it, then deliver it here.
-  static engine::TaskResult BcastForward(void* arg) noexcept {
-    auto* o = static_cast<BcastOp*>(arg);
-    CoreImpl* c = o->core;
-    if (static_cast<Status>(o->body_status.load()) != Status::kOk) {
-      c->counters.bcast_dropped.fetch_add(1);
-      MarkFinished(o);
-      return engine::TaskResult::kDone;
-    }
-    if (!o->in.forward.empty())
-      c->counters.bcast_forwarded.fetch_add(1, std::memory_order_relaxed);
-    if (o->in_place != nullptr) {
-      // Matched already: delivered here when the forwarding is over.
-      c->counters.bcast_delivered.fetch_add(1, std::memory_order_relaxed);
-      c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
-                           o->in.forward);
-      return engine::TaskResult::kDone;
-    }
-    c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
-                         o->in.forward);
-    c->InjectBroadcast(o->in.session, o->in.root, o->in.self_seq, o->in.tag,
-                       o->data);
-    return engine::TaskResult::kDone;
   }
 
   // Delivers a broadcast's data as the message `seq` from `root` in session
   // `sid`: matched like any message, in the root's stream order.
-  void InjectBroadcast(uint32_t sid, int root, uint32_t seq, int tag,
-                       std::shared_ptr<std::vector<uint8_t>> data) noexcept {
+  void DeliverData(uint32_t sid, int root, uint32_t seq, int tag,
+                   std::shared_ptr<std::vector<uint8_t>> data) noexcept override {
     Stashed* m = stash_pool.Get();
     m->peer = root;
     m->tag = tag;
@@ -1199,7 +914,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient {
     m->view.payload_size = data->size();
     m->view.msg_size = data->size();
     m->keep = std::move(data);
-    counters.bcast_delivered.fetch_add(1, std::memory_order_relaxed);
     SessionState* s = FindSession(sid);
     if (s == nullptr) {
       std::unique_lock<std::shared_mutex> lock(sessions_mu);
@@ -1390,8 +1104,8 @@ Status Session::CancelRecv(Request& req) noexcept {
 Status Session::DynamicBroadcast(const void* buf, size_t len, int tag,
                                  std::span<const BroadcastTarget> targets,
                                  Request& req, std::string* error) noexcept {
-  return core_->DynamicBroadcast(&CoreImpl::State(*this), buf, len, tag,
-                                 targets, req, error);
+  return core_->bcasts->Start(CoreImpl::State(*this).id, buf, len, tag,
+                              targets, req, error);
 }
 Status Session::Irecv(int source, int tag, void* buf, size_t len,
                       Request& req) noexcept {
@@ -1590,14 +1304,17 @@ Result<std::unique_ptr<Core>> Core::Create(
     }
   }
   // The dynamic broadcasts' own channel, on every rank.
+  c.bcasts = std::make_unique<internal::DynamicBroadcasts>(
+      c, engine, c.task_cpus, c.rank, c.size);
   std::string why;
   auto channel = core->OpenSession("rondo.dynbcast", {}, &why);
   if (!channel.ok())
     return fail(Status::kInvalidArgument,
                 "nmad: cannot open the dynamic broadcast channel: " + why);
   c.bcast_channel = &CoreImpl::State(*channel.value());
-  (void)channel.value()->RegisterHandler(internal::kBcastHandler, &CoreImpl::OnBcastAm,
-                                         &c);
+  (void)channel.value()->RegisterHandler(internal::kBcastHandler,
+                                         &internal::DynamicBroadcasts::OnMessage,
+                                         c.bcasts.get());
   return core;
 }
 
@@ -1617,9 +1334,7 @@ Core::~Core() {
     internal::t_held_rail = nullptr;
   }
   (void)c.bootstrap->Finalize();
-  for (auto& op : c.bcast_ops)
-    (void)c.engine->WaitFor(op->task, std::chrono::seconds(1));
-  c.bcast_ops.clear();
+  if (c.bcasts) c.bcasts->Shutdown();
   for (auto& [id, s] : c.sessions) {
     s->match.DrainUnexpected(
         [&c](UnexpectedMessage* m) { c.Free(static_cast<Stashed*>(m)); });
@@ -1817,11 +1532,13 @@ CoreStats Core::stats() const noexcept {
   s.bad_packets = k.bad_packets.load();
   s.am_dropped = k.am_dropped.load();
   s.reordered = k.reordered.load();
-  s.bcast_sent = k.bcast_sent.load();
-  s.bcast_forwarded = k.bcast_forwarded.load();
-  s.bcast_delivered = k.bcast_delivered.load();
-  s.bcast_in_place = k.bcast_in_place.load();
-  s.bcast_dropped = k.bcast_dropped.load();
+  if (const auto* b = impl_->bcasts.get()) {
+    s.bcast_sent = b->counters.sent.load();
+    s.bcast_forwarded = b->counters.forwarded.load();
+    s.bcast_delivered = b->counters.delivered.load();
+    s.bcast_in_place = b->counters.in_place.load();
+    s.bcast_dropped = b->counters.dropped.load();
+  }
   for (int i = 0; i < impl_->loopback && i < 8; ++i)
     s.rail_bytes[i] = impl_->rails[i]->bytes.load();
   return s;

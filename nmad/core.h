@@ -66,6 +66,7 @@ struct SendOp;
 struct CoreImpl;
 struct SessionState;
 struct AmDispatch;
+struct RequestAccess;
 }  // namespace internal
 
 // What a completed receive (or a probe) found.
@@ -113,6 +114,7 @@ class Request {
   friend class Core;
   friend class Session;
   friend struct internal::CoreImpl;
+  friend struct internal::RequestAccess;
   static constexpr uint32_t kIdle = 0, kPending = 1, kDone = 2;
   void Complete(Status s) noexcept {
     status_ = s;
