@@ -1,15 +1,33 @@
 // Implementation notes (the contract is in core.h).
 //
+// This file is the glue: sessions, receiving (decode, reordering,
+// matching, delivery), the protocols' steps, Create and ~Core. The pieces
+// are modules, each tested alone:
+//   nmad/rail.h             a driver, its lock and holder, deferred driver
+//                           operations, gates to flush, packet buffers,
+//                           per-rail counters;
+//   nmad/send_queue.h       gates: per-session FIFOs, sequence numbers,
+//                           control first, round robin, requeue;
+//   nmad/packet_builder.h   packets and short packets from queued chunks;
+//   nmad/rendezvous.h       part plans, trimming, keys, checks;
+//   nmad/match_queues.h     MPI matching (posted receives, unexpected);
+//   nmad/active_messages.h  handler registry, send checks, dispatch;
+//   nmad/failures.h         what a peer failure completes;
+//   nmad/dynamic_bcast_client.h  dynamic broadcasts, through the narrow
+//                           BroadcastHost this core implements;
+//   nmad/rail_factory.h     where the remote rails' drivers come from.
+//
 // Locks, always taken in this order and never the other way:
 //   rail lock (Rail::mu, held while calling its driver, including the
 //   driver's callbacks)  <  session lock (SessionState::mu: matching)  <
 //   gate lock (Gate::mu: send queues, rendezvous waiting for their RTR).
 // A thread never blocks on a rail lock while holding a session or gate lock:
-// it uses Rail::Run() (nmad/rail.h), which runs the driver call at once when this thread
-// already holds that rail (a callback), or try-locks it, or else leaves the
-// call in the rail's operation list for whoever holds the rail next (the
-// rail's polling task drains it on every pass). So handlers and matching can
-// post driver operations from anywhere without deadlock.
+// it uses Rail::Run() (nmad/rail.h), which runs the driver call at once
+// when this thread already holds that rail (a callback), or try-locks it,
+// or else leaves the call in the rail's operation list for whoever holds
+// the rail next (the rail's polling task drains it on every pass). So
+// handlers and matching can post driver operations from anywhere without
+// deadlock.
 #include "nmad/core.h"
 
 #include <sched.h>
@@ -18,9 +36,6 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <functional>
-#include <list>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
