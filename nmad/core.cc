@@ -11,6 +11,7 @@
 //   nmad/packet_builder.h   packets and short packets from queued chunks;
 //   nmad/rendezvous.h       part plans, trimming, keys, checks;
 //   nmad/match_queues.h     MPI matching (posted receives, unexpected);
+//   nmad/reorder.h          per-(source, session) order by sequence number;
 //   nmad/active_messages.h  handler registry, send checks, dispatch;
 //   nmad/failures.h         what a peer failure completes;
 //   nmad/dynamic_bcast_client.h  dynamic broadcasts, through the narrow
@@ -53,6 +54,7 @@
 #include "nmad/rail.h"
 #include "nmad/rail_factory.h"
 #include "nmad/rendezvous.h"
+#include "nmad/reorder.h"
 #include "nmad/request_access.h"
 #include "nmad/send_queue.h"
 #include "nmad/strategies/strategy.h"
@@ -119,10 +121,8 @@ struct Stashed : UnexpectedMessage {
   }
 };
 
-struct PeerRecvState {
-  uint32_t expected = 0;
-  std::map<uint32_t, Stashed*> reorder;
-};
+// Chunks from one source in one session that came ahead of their turn.
+using PeerRecvState = ReorderWindow<Stashed>;
 
 // A session: its send side at the gates (SessionQueues: id, strategy,
 // queue per gate), matching, handlers.
@@ -635,31 +635,27 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     }
     std::lock_guard<SpinLock> lock(s->mu);
     PeerRecvState& from = s->from[peer];
-    if (c.seq != from.expected) {
-      if (static_cast<int32_t>(c.seq - from.expected) < 0 ||
-          from.reorder.count(c.seq)) {
+    if (!from.is_next(c.seq)) {
+      if (from.IsDuplicate(c.seq)) {
         counters.bad_packets.fetch_add(1);
         Free(stash);
         return;  // a duplicate: drop
       }
-      from.reorder[c.seq] = stash ? stash : Stash(peer, c);
+      from.Keep(c.seq, stash ? stash : Stash(peer, c));
       counters.reordered.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     Match(s, peer, c, stash);
-    ++from.expected;
-    if (!from.reorder.empty()) MatchReordered(s, peer, from);
+    from.Advance();
+    MatchReordered(s, peer, from);
   }
 
   // Session lock held: matches the chunks from `peer` kept for the
   // sequence numbers that are now next.
   void MatchReordered(SessionState* s, int peer, PeerRecvState& from) {
-    for (auto it = from.reorder.find(from.expected); it != from.reorder.end();
-         it = from.reorder.find(from.expected)) {
-      Stashed* next = it->second;
-      from.reorder.erase(it);
+    while (Stashed* next = from.TakeNext()) {
       Match(s, peer, next->view, next);
-      ++from.expected;
+      from.Advance();
     }
   }
 
@@ -902,14 +898,14 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     if (s == nullptr) return nullptr;
     std::lock_guard<SpinLock> lock(s->mu);
     PeerRecvState& from = s->from[h.root];
-    if (from.expected != h.self_seq) return nullptr;
+    if (!from.is_next(h.self_seq)) return nullptr;
     RecvOp* r = TakePosted(s, h.root, h.tag, /*peek=*/true);
     if (r == nullptr || r->len < h.length) return nullptr;
     TakePosted(s, h.root, h.tag);
     r->peer = h.root;
     if (r->req) r->req->info_ = RecvInfo{h.root, h.tag, h.length, h.length};
-    ++from.expected;
-    if (!from.reorder.empty()) MatchReordered(s, h.root, from);
+    from.Advance();
+    MatchReordered(s, h.root, from);
     *buf = r->buf;
     return r;
   }
@@ -1353,8 +1349,7 @@ Core::~Core() {
   for (auto& [id, s] : c.sessions) {
     s->match.DrainUnexpected(
         [&c](UnexpectedMessage* m) { c.Free(static_cast<Stashed*>(m)); });
-    for (auto& f : s->from)
-      for (auto& [seq, m] : f.reorder) c.Free(m);
+    for (auto& f : s->from) f.Drain([&c](Stashed* m) { c.Free(m); });
     s->match.DrainPosted([&c](PostedReceive* p) {
       auto* r = static_cast<RecvOp*>(p);
       CoreImpl::FinishUser(r, Status::kCanceled);
