@@ -1,15 +1,34 @@
 // Implementation notes (the contract is in core.h).
 //
+// This file is the glue: sessions, receiving (decode, reordering,
+// matching, delivery), the protocols' steps, Create and ~Core. The pieces
+// are modules, each tested alone:
+//   nmad/rail.h             a driver, its lock and holder, deferred driver
+//                           operations, gates to flush, packet buffers,
+//                           per-rail counters;
+//   nmad/send_queue.h       gates: per-session FIFOs, sequence numbers,
+//                           control first, round robin, requeue;
+//   nmad/packet_builder.h   packets and short packets from queued chunks;
+//   nmad/rendezvous.h       part plans, trimming, keys, checks;
+//   nmad/match_queues.h     MPI matching (posted receives, unexpected);
+//   nmad/reorder.h          per-(source, session) order by sequence number;
+//   nmad/active_messages.h  handler registry, send checks, dispatch;
+//   nmad/failures.h         what a peer failure completes;
+//   nmad/dynamic_bcast_client.h  dynamic broadcasts, through the narrow
+//                           BroadcastHost this core implements;
+//   nmad/rail_factory.h     where the remote rails' drivers come from.
+//
 // Locks, always taken in this order and never the other way:
 //   rail lock (Rail::mu, held while calling its driver, including the
 //   driver's callbacks)  <  session lock (SessionState::mu: matching)  <
 //   gate lock (Gate::mu: send queues, rendezvous waiting for their RTR).
 // A thread never blocks on a rail lock while holding a session or gate lock:
-// it uses RunOnRail(), which runs the driver call at once when this thread
-// already holds that rail (a callback), or try-locks it, or else leaves the
-// call in the rail's operation list for whoever holds the rail next (the
-// rail's polling task drains it on every pass). So handlers and matching can
-// post driver operations from anywhere without deadlock.
+// it uses Rail::Run() (nmad/rail.h), which runs the driver call at once
+// when this thread already holds that rail (a callback), or try-locks it,
+// or else leaves the call in the rail's operation list for whoever holds
+// the rail next (the rail's polling task drains it on every pass). So
+// handlers and matching can post driver operations from anywhere without
+// deadlock.
 #include "nmad/core.h"
 
 #include <sched.h>
@@ -18,9 +37,6 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <functional>
-#include <list>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -29,9 +45,18 @@
 
 #include "drivers/driver.h"
 #include "drivers/loopback/loopback_driver.h"
-#include "drivers/ucx/ucx_driver.h"
+#include "nmad/active_messages.h"
+#include "nmad/dynamic_bcast_client.h"
+#include "nmad/failures.h"
 #include "nmad/match_queues.h"
+#include "nmad/packet_builder.h"
 #include "nmad/pool.h"
+#include "nmad/rail.h"
+#include "nmad/rail_factory.h"
+#include "nmad/rendezvous.h"
+#include "nmad/reorder.h"
+#include "nmad/request_access.h"
+#include "nmad/send_queue.h"
 #include "nmad/strategies/strategy.h"
 #include "nmad/wire.h"
 #include "queues/cpu_relax.h"
@@ -46,74 +71,6 @@ using queues::SpinLock;
 using strategies::PendingChunk;
 using wire::ChunkKind;
 using wire::ChunkView;
-
-constexpr int kMaxInflightPackets = 16;  // per gate
-// Chunks per packet: each may take two iovec entries (header, data) and an
-// active message three; drivers take at least 32 entries.
-constexpr int kMaxChunks = 10;
-// Payloads this small are copied next to their header instead of taking an
-// iovec entry of their own: one contiguous send is cheaper than a gather.
-constexpr size_t kInlineCopy = 256;
-// Eager messages up to this size may take the short-packet fast path.
-constexpr size_t kShortMax = 1024;
-// Short packets up to Rail::immediate_max bytes are first offered to the
-// driver from the stack (copied out at once, or refused); the bound starts
-// here and shrinks to what the rail accepted, never below kMinImmediate.
-constexpr size_t kFirstImmediate = 128;
-constexpr size_t kMinImmediate = 24;
-const size_t kHeaderRoom =
-    wire::kPacketHeaderSize +
-    kMaxChunks * (wire::ChunkHeaderSize(wire::ChunkKind::kRts, wire::kMaxParts) +
-                  2 * kInlineCopy);
-
-// The drivers' rendezvous key of one part (< drivers::kMaxRdvKey): the
-// sender's rendezvous id and the part. Drivers tell senders apart.
-uint64_t RdvKey(uint64_t rdv_id, int part) {
-  return ((rdv_id & ((uint64_t{1} << 40) - 1)) << 8) |
-         static_cast<uint64_t>(part);
-}
-
-// Trims a split plan to the `accepted` first bytes (both sides do the same).
-int TrimParts(const wire::RdvPart* in, int n, uint64_t accepted,
-              wire::RdvPart* out) {
-  int k = 0;
-  for (int i = 0; i < n; ++i) {
-    uint64_t b = std::min<uint64_t>(in[i].bytes, accepted);
-    accepted -= b;
-    out[i] = {in[i].rail, b};
-    if (b) ++k;
-  }
-  return k;
-}
-
-struct PartCompletion {
-  Completion c;
-  void* owner = nullptr;
-};
-
-// One message (or control chunk) on its way out.
-struct SendOp : PendingChunk {
-  ChunkKind kind = ChunkKind::kData;
-  int dest = -1;
-  uint32_t session = 0;
-  uint32_t seq = 0;
-  int32_t tag = 0;
-  uint32_t handler = 0;
-  const uint8_t* data = nullptr;  // message or AM body
-  size_t len = 0;
-  const uint8_t* am_header = nullptr;
-  uint32_t am_header_size = 0;
-  uint64_t rdv_id = 0;
-  uint64_t accepted = 0;  // kRtr
-  int nparts = 0;
-  wire::RdvPart parts[wire::kMaxParts];
-  Request* req = nullptr;
-  struct CoreImpl* core = nullptr;
-  std::atomic<int> driver_ops{0};   // rendezvous parts in the drivers
-  std::atomic<bool> user_done{false};
-  Status worst = Status::kOk;
-  PartCompletion part_done[wire::kMaxParts];
-};
 
 static_assert(kAnySource == kMatchAnySource && kAnyTag == kMatchAnyTag);
 
@@ -164,152 +121,23 @@ struct Stashed : UnexpectedMessage {
   }
 };
 
-struct PeerRecvState {
-  uint32_t expected = 0;
-  std::map<uint32_t, Stashed*> reorder;
-};
+// Chunks from one source in one session that came ahead of their turn.
+using PeerRecvState = ReorderWindow<Stashed>;
 
-struct SessionState {
+// A session: its send side at the gates (SessionQueues: id, strategy,
+// queue per gate), matching, handlers.
+struct SessionState : SessionQueues {
   Session handle;
   std::string name;
-  uint32_t id = 0;
-  std::unique_ptr<strategies::Strategy> strategy;
+  std::unique_ptr<strategies::Strategy> owned_strategy;  // strategy
   SpinLock mu;  // matching
   std::vector<PeerRecvState> from;
-  // This session's queue at each peer's gate (set under that gate's lock
-  // on first use; the map node never moves): no hash lookup per send.
-  std::vector<struct GateQueue*> out;
   // Posted receives and unexpected messages (nmad/match_queues.h).
   MatchQueues match;
-  std::shared_mutex handlers_mu;
-  std::unordered_map<uint32_t, std::pair<AmHandler, void*>> handlers;
+  AmHandlers handlers;  // nmad/active_messages.h
 };
 
-struct GateQueue {
-  SessionState* session = nullptr;
-  std::deque<PendingChunk*> queue;
-  uint32_t next_seq = 0;
-  uint64_t next_order = 0;
-  bool active = false;
-};
-
-struct Gate {
-  int rank = -1;
-  int packet_rail = 0;
-  SpinLock mu;
-  std::unordered_map<uint32_t, GateQueue> queues;  // by session id
-  std::deque<GateQueue*> active;                   // non-empty, round robin
-  std::deque<PendingChunk*> control;               // RTR first
-  std::unordered_map<uint64_t, SendOp*> rdv_waiting;  // by rdv id
-  std::vector<RecvOp*> rdv_receiving;  // receives in the drivers
-  std::vector<SendOp*> rdv_sending;    // sends in the drivers
-  int inflight = 0;
-  std::atomic<bool> failed{false};
-  std::atomic<bool> dirty{false};
-};
-
-struct PacketBuf {
-  Completion c;
-  struct CoreImpl* core = nullptr;
-  struct Rail* rail = nullptr;
-  Gate* gate = nullptr;
-  std::vector<SendOp*> ops;       // eager, AM, RTR: freed with the packet
-  Request* req = nullptr;         // a short packet's send (TrySendShort)
-  std::vector<uint64_t> rts_ids;  // rendezvous announced by this packet
-  std::vector<iovec> iov;
-  std::vector<uint8_t> header;
-};
-
-struct Rail final : engine::WakeupSource {
-  int fd() const noexcept override { return driver->WakeupFd(); }
-  // Arming touches the driver: only when nobody holds the rail.
-  bool Arm() noexcept override {
-    if (!mu.try_lock()) return false;
-    const bool armed = !has_ops.load(std::memory_order_acquire) &&
-                       !has_dirty.load(std::memory_order_acquire) &&
-                       driver->Arm() == Status::kOk;
-    mu.unlock();
-    return armed;
-  }
-
-  int index = 0;
-  std::unique_ptr<Driver> driver;
-  SpinLock mu;
-  engine::Task poll_task;
-  CoreImpl* core = nullptr;
-  std::mutex ops_mu;
-  std::vector<std::function<void()>> ops;
-  std::atomic<bool> has_ops{false};
-  std::mutex dirty_mu;
-  std::vector<Gate*> dirty;
-  std::atomic<bool> has_dirty{false};
-  std::vector<PacketBuf*> free_bufs;  // under mu
-  size_t immediate_max = kFirstImmediate;  // under mu (TrySendShort)
-  std::atomic<uint64_t> bytes{0};
-  // Message-path counters, written only by the rail's holder (so a plain
-  // load and store, no locked instruction), read by Core::stats().
-  struct Counters {
-    std::atomic<uint64_t> packets_sent{0}, packets_received{0},
-        chunks_sent{0}, eager_sent{0}, rendezvous_sent{0};
-  } counters;
-};
-
-// Adds `n` to a counter that only the holder of its rail writes.
-inline void Bump(std::atomic<uint64_t>& c, uint64_t n = 1) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-thread_local Rail* t_held_rail = nullptr;
-
-// A dynamic broadcast this process sends as the root or forwards
-// (nmad/dynamic_bcast.h). Owned by CoreImpl::bcast_ops until finished and
-// every request and task it holds is idle again.
-struct BcastOp {
-  struct CoreImpl* core = nullptr;
-  // What is sent: the root's buffer, or `data` at a forwarder.
-  const uint8_t* bytes = nullptr;
-  size_t len = 0;
-  std::shared_ptr<std::vector<uint8_t>> data;
-  BroadcastHeader in;  // forwarders: the header received
-  std::vector<std::vector<uint8_t>> headers;  // one per child
-  std::unique_ptr<Request[]> sends;
-  size_t nsends = 0;
-  std::atomic<size_t> left{0};
-  std::atomic<int> worst{static_cast<int>(Status::kOk)};
-  Request* user = nullptr;  // the root's request
-  // Forwarders whose receive was posted when the header came: the data is
-  // received into that receive's buffer, forwarded from it, and the
-  // receive completes once the forwarding sends are over (the user gets
-  // the buffer back only when nothing reads it any more).
-  RecvOp* in_place = nullptr;
-  Request body;             // forwarders: the data's receive
-  std::atomic<int> body_status{static_cast<int>(Status::kOk)};
-  engine::Task task;        // forwarders: forward and deliver
-  std::atomic<bool> finished{false};
-  bool counted = false;  // forwarders: counted as background work
-  // Large data goes to the children one after another (largest subtree
-  // first): the completion of send i submits post_tasks[i + 1], which posts
-  // send i + 1 (one task per send: never submitted twice).
-  std::vector<BroadcastEntry> child_entries;
-  bool one_by_one = false;
-  std::unique_ptr<engine::Task[]> post_tasks;
-  struct PostArg {
-    BcastOp* op;
-    size_t index;
-  };
-  std::unique_ptr<PostArg[]> post_args;
-};
-
-// Data of at least this size is sent to a node's children one after
-// another, so that each transfer has the node's link to itself and the
-// first child forwards after one transfer time (ceil(log2(m + 1)) transfer
-// times in all when bandwidth bound); smaller data goes to all at once.
-inline constexpr size_t kBcastOneByOneBytes = 64 * 1024;
-
-// The active-message handler id of dynamic broadcasts on their channel.
-inline constexpr uint32_t kBcastHandler = 1;
-
-struct CoreImpl final : drivers::PacketSink {
+struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // First: destroyed last, after everything that holds their objects.
   Pool<RecvOp> recv_pool;
   Pool<SendOp> send_pool;
@@ -355,114 +183,35 @@ struct CoreImpl final : drivers::PacketSink {
   // Dynamic broadcasts: their own channel (a session with one handler),
   // and the operations in flight or finished but not yet reclaimed.
   SessionState* bcast_channel = nullptr;
-  std::mutex bcast_mu;
-  std::list<std::unique_ptr<BcastOp>> bcast_ops;
+  std::unique_ptr<DynamicBroadcasts> bcasts;
 
-  mutable std::mutex failures_mu;
-  std::vector<std::string> failure_text;
+  FailureLog failures;  // nmad/failures.h
 
   std::atomic<uint64_t> next_rdv{1};
   // The rare events' counters (the message path's are per rail).
   struct Counters {
     std::atomic<uint64_t> unexpected{0},
-        bad_packets{0}, am_dropped{0}, reordered{0}, bcast_sent{0},
-        bcast_forwarded{0}, bcast_delivered{0}, bcast_dropped{0},
-        bcast_in_place{0};
+        bad_packets{0}, am_dropped{0}, reordered{0};
   } counters;
 
   // ---- rails ----
-  void DrainRail(Rail& r) noexcept {
-    bool posted = false;
-    if (r.has_ops.load(std::memory_order_acquire)) {
-      posted = true;
-      std::vector<std::function<void()>> ops;
-      {
-        std::lock_guard<std::mutex> g(r.ops_mu);
-        ops.swap(r.ops);
-        r.has_ops.store(false, std::memory_order_relaxed);
-      }
-      for (auto& op : ops) op();
-    }
-    // Once per call: a gate the driver refused (kNoResource) goes back on
-    // the list and waits for the next pass, after the driver has polled.
-    if (r.has_dirty.load(std::memory_order_acquire)) {
-      posted = true;
-      std::vector<Gate*> dirty;
-      {
-        std::lock_guard<std::mutex> g(r.dirty_mu);
-        dirty.swap(r.dirty);
-        r.has_dirty.store(false, std::memory_order_relaxed);
-      }
-      for (Gate* gate : dirty) {
-        gate->dirty.store(false, std::memory_order_release);
-        FlushGate(r, *gate);
-      }
-    }
-    // The loopback driver has no wake-up fd: what was just posted to it is
-    // delivered by its polling task, which a sleeping thread must run.
-    if (posted && r.index == loopback) engine->Notify(r.poll_task);
-  }
-
-  template <typename Fn>
-  void RunOnRail(Rail& r, Fn&& fn) {
-    if (t_held_rail == &r) {
-      fn();
-      return;
-    }
-    if (t_held_rail == nullptr && r.mu.try_lock()) {
-      t_held_rail = &r;
-      fn();
-      DrainRail(r);
-      t_held_rail = nullptr;
-      r.mu.unlock();
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> g(r.ops_mu);
-      r.ops.emplace_back(std::forward<Fn>(fn));
-      r.has_ops.store(true, std::memory_order_release);
-    }
-    engine->Notify(r.poll_task);  // a progress thread may sleep on its fd
+  // A gate its packet rail's holder flushes (Rail::Drain).
+  void Flush(Rail& r, FlushTarget& t) noexcept override {
+    FlushGate(r, static_cast<Gate&>(t));
   }
 
   // Asks for `gate` to be flushed on its packet rail: now if the rail can be
   // had, else by its next holder.
-  void Kick(Gate& gate) noexcept {
-    Rail& r = *rails[gate.packet_rail];
-    if (!gate.dirty.exchange(true, std::memory_order_acq_rel)) {
-      std::lock_guard<std::mutex> g(r.dirty_mu);
-      r.dirty.push_back(&gate);
-      r.has_dirty.store(true, std::memory_order_release);
-    }
-    if (t_held_rail == &r) return;  // flushed when the holder drains
-    if (t_held_rail == nullptr && r.mu.try_lock()) {
-      t_held_rail = &r;
-      DrainRail(r);
-      t_held_rail = nullptr;
-      r.mu.unlock();
-      return;
-    }
-    engine->Notify(r.poll_task);
-  }
-
-  int PollRail(Rail& r) noexcept {
-    if (!r.mu.try_lock()) return 0;
-    t_held_rail = &r;
-    int n = r.driver->Poll();
-    DrainRail(r);
-    t_held_rail = nullptr;
-    r.mu.unlock();
-    return n;
-  }
+  void Kick(Gate& gate) noexcept { rails[gate.packet_rail]->Kick(gate); }
 
   static engine::TaskResult PollTask(void* arg) noexcept {
     Rail& r = *static_cast<Rail*>(arg);
-    CoreImpl& core = *r.core;
+    CoreImpl& core = *static_cast<CoreImpl*>(r.client);
     if (core.stopping.load(std::memory_order_acquire)) {
       core.running_tasks.fetch_sub(1, std::memory_order_acq_rel);
       return engine::TaskResult::kDone;
     }
-    int n = core.PollRail(r);
+    int n = r.Poll();
     if (r.index == 0) n += core.CheckBootstrapFailures();
     return n ? engine::TaskResult::kProgress : engine::TaskResult::kIdle;
   }
@@ -475,23 +224,9 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   // ---- sending ----
-  PacketBuf* GetBuf(Rail& r) {
-    if (!r.free_bufs.empty()) {
-      PacketBuf* b = r.free_bufs.back();
-      r.free_bufs.pop_back();
-      return b;
-    }
-    auto* b = new PacketBuf;
-    b->core = this;
-    b->rail = &r;
-    b->header.resize(std::max(kHeaderRoom, wire::kShortHeaderSize + kShortMax));
-    b->c.fn = &PacketDone;
-    return b;
-  }
-
   static void PacketDone(Completion* c, Status s, size_t) noexcept {
     auto* b = reinterpret_cast<PacketBuf*>(c);
-    b->core->FinishPacket(*b, s);
+    static_cast<CoreImpl*>(b->rail->client)->FinishPacket(*b, s);
   }
 
   void FinishPacket(PacketBuf& b, Status s) noexcept {
@@ -523,7 +258,7 @@ struct CoreImpl final : drivers::PacketSink {
       FinishUser(op, s);
       Free(op);
     }
-    b.rail->free_bufs.push_back(&b);  // rail lock is held (callback)
+    b.rail->PutBuf(&b);  // rail lock is held (callback)
     Kick(*g);
   }
 
@@ -536,130 +271,35 @@ struct CoreImpl final : drivers::PacketSink {
       op->req->Complete(s);
   }
 
-  // Picks the next packet's chunks: control chunks first, then the sessions
-  // in round robin, each through its strategy. Gate lock held.
-  void NextChunks(Gate& g, std::vector<PendingChunk*>& out) {
-    const size_t budget = options.max_packet - wire::kPacketHeaderSize;
-    if (!g.control.empty()) {
-      size_t used = 0;
-      while (!g.control.empty() &&
-             static_cast<int>(out.size()) < kMaxChunks) {
-        PendingChunk* c = g.control.front();
-        if (!out.empty() && used + c->wire_bytes > budget) break;
-        used += c->wire_bytes;
-        out.push_back(c);
-        g.control.pop_front();
-      }
-      return;
-    }
-    while (!g.active.empty() && out.empty()) {
-      GateQueue* q = g.active.front();
-      g.active.pop_front();
-      q->session->strategy->NextPacket(q->queue, budget, kMaxChunks, out);
-      if (!q->queue.empty()) {
-        g.active.push_back(q);
-      } else {
-        q->active = false;
-      }
-    }
-  }
-
   // Sends packets from `g` while it has chunks and the rail takes them.
   // Rail lock held.
   void FlushGate(Rail& r, Gate& g) noexcept {
+    const size_t budget = options.max_packet - wire::kPacketHeaderSize;
     std::vector<PendingChunk*> chunks;
     for (;;) {
       chunks.clear();
       {
         std::lock_guard<SpinLock> lock(g.mu);
         if (g.inflight >= kMaxInflightPackets) return;  // completion kicks
-        NextChunks(g, chunks);
+        NextChunks(g, budget, kMaxChunks, chunks);
         if (chunks.empty()) return;
         ++g.inflight;
       }
-      PacketBuf* b = GetBuf(r);
+      PacketBuf* b = r.GetBuf();
       b->gate = &g;
-      b->iov.clear();
-      uint8_t* h = b->header.data();
-      size_t hpos = wire::kPacketHeaderSize;
-      size_t seg_start = 0;
-      uint64_t total = wire::kPacketHeaderSize;
-      for (PendingChunk* pc : chunks) {
-        auto* op = static_cast<SendOp*>(pc);
-        if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts)
-          b->rts_ids.push_back(op->rdv_id);
-        else
-          b->ops.push_back(op);
-        ChunkView v;
-        v.kind = op->kind;
-        v.session = op->session;
-        v.seq = op->seq;
-        v.tag = op->tag;
-        v.handler = op->handler;
-        v.msg_size = op->len;
-        v.rdv_id = op->rdv_id;
-        v.accepted = op->accepted;
-        v.nparts = op->nparts;
-        std::copy(op->parts, op->parts + op->nparts, v.parts);
-        v.am_header_size = op->am_header_size;
-        uint64_t payload = 0;
-        if (op->kind == ChunkKind::kData) payload = op->len;
-        if (op->kind == ChunkKind::kAm) payload = op->am_header_size + op->len;
-        if (op->kind == ChunkKind::kAmRts) payload = op->am_header_size;
-        hpos += wire::WriteChunkHeader(h + hpos, v, payload);
-        total += wire::ChunkHeaderSize(op->kind, op->nparts) + payload;
-        auto add_data = [&](const uint8_t* p, size_t n) {
-          if (n == 0) return;
-          if (n <= kInlineCopy) {
-            std::memcpy(h + hpos, p, n);
-            hpos += n;
-            return;
-          }
-          b->iov.push_back({h + seg_start, hpos - seg_start});
-          b->iov.push_back({const_cast<uint8_t*>(p), n});
-          seg_start = hpos;
-        };
-        if (op->kind == ChunkKind::kAm || op->kind == ChunkKind::kAmRts)
-          add_data(op->am_header, op->am_header_size);
-        if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kAm)
-          add_data(op->data, op->len);
-        if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts) {
-          std::lock_guard<SpinLock> lock(g.mu);
-          g.rdv_waiting[op->rdv_id] = op;
-        }
-      }
-      if (hpos > seg_start) b->iov.push_back({h + seg_start, hpos - seg_start});
-      wire::WritePacketHeader(h, static_cast<int>(chunks.size()),
-                              static_cast<uint32_t>(total));
+      BuildPacket(*b, g, chunks);
       Status s = r.driver->PostPacket(g.rank, b->iov.data(),
                                       static_cast<int>(b->iov.size()), &b->c);
       if (s == Status::kNoResource) {
-        std::lock_guard<SpinLock> lock(g.mu);
-        --g.inflight;
-        for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) {
-          SendOp* op = static_cast<SendOp*>(*it);
-          if (op->kind == ChunkKind::kRts || op->kind == ChunkKind::kAmRts)
-            g.rdv_waiting.erase(op->rdv_id);
-          if (op->kind == ChunkKind::kRtr) {
-            g.control.push_front(op);
-          } else {
-            GateQueue& q = g.queues[op->session];
-            q.queue.push_front(op);
-            if (!q.active) {
-              q.active = true;
-              g.active.push_front(&q);
-            }
-          }
+        {
+          std::lock_guard<SpinLock> lock(g.mu);
+          --g.inflight;
+          Requeue(g, chunks);
         }
         b->ops.clear();
         b->rts_ids.clear();
-        r.free_bufs.push_back(b);
-        // Retry on the next pass of the rail's task.
-        if (!g.dirty.exchange(true)) {
-          std::lock_guard<std::mutex> d(r.dirty_mu);
-          r.dirty.push_back(&g);
-        }
-        r.has_dirty.store(true, std::memory_order_release);
+        r.PutBuf(b);
+        r.MarkDirty(g);  // retried on the next pass of the rail's task
         return;
       }
       Bump(r.counters.packets_sent);
@@ -672,16 +312,6 @@ struct CoreImpl final : drivers::PacketSink {
       if (s == Status::kInProgress) continue;
       FinishPacket(*b, s);  // kOk or an error
     }
-  }
-
-  // Session `s`'s queue at gate `g`. Gate lock held.
-  static GateQueue& QueueOf(Gate& g, SessionState* s) {
-    GateQueue*& q = s->out[static_cast<size_t>(g.rank)];
-    if (q == nullptr) {
-      q = &g.queues[s->id];
-      q->session = s;
-    }
-    return *q;
   }
 
   // The small-message fast path: when nothing is queued at the gate and
@@ -698,20 +328,18 @@ struct CoreImpl final : drivers::PacketSink {
                     size_t len, Request& req) noexcept {
     Gate& g = *gates[dest];
     Rail& r = *rails[g.packet_rail];
-    if (t_held_rail != nullptr || !r.mu.try_lock()) return false;
-    t_held_rail = &r;
+    if (!r.TryHold()) return false;
     bool sent = false;
     {
       std::lock_guard<SpinLock> lock(g.mu);
       if (!g.failed.load(std::memory_order_relaxed) && g.control.empty() &&
           g.active.empty()) {
-        GateQueue& q = QueueOf(g, s);
+        GateQueue& q = QueueOf(g, *s);
         const size_t total = wire::kShortHeaderSize + len;
         Status st = Status::kNoResource;
         if (total <= r.immediate_max) {
           alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
-          wire::WriteShortHeader(packet, s->id, q.next_seq, tag);
-          if (len) std::memcpy(packet + wire::kShortHeaderSize, buf, len);
+          WriteShortPacket(packet, s->id, q.next_seq, tag, buf, len);
           iovec iov{packet, total};
           st = r.driver->PostPacket(dest, &iov, 1, nullptr);
           // Refused: this size is not sent at once by this rail (or its
@@ -720,11 +348,10 @@ struct CoreImpl final : drivers::PacketSink {
             r.immediate_max = std::max<size_t>(total - 1, kMinImmediate);
         }
         if (st == Status::kNoResource && g.inflight < kMaxInflightPackets) {
-          PacketBuf* b = GetBuf(r);
+          PacketBuf* b = r.GetBuf();
           b->gate = &g;
           uint8_t* h = b->header.data();
-          wire::WriteShortHeader(h, s->id, q.next_seq, tag);
-          if (len) std::memcpy(h + wire::kShortHeaderSize, buf, len);
+          WriteShortPacket(h, s->id, q.next_seq, tag, buf, len);
           iovec iov{h, total};
           ++g.inflight;  // FinishPacket gives it back
           st = r.driver->PostPacket(dest, &iov, 1, &b->c);
@@ -735,7 +362,7 @@ struct CoreImpl final : drivers::PacketSink {
             b->req = &req;
           } else {
             --g.inflight;
-            r.free_bufs.push_back(b);
+            r.PutBuf(b);
           }
         }
         if (st == Status::kOk) {
@@ -755,33 +382,8 @@ struct CoreImpl final : drivers::PacketSink {
       Bump(r.counters.chunks_sent);
       Bump(r.counters.eager_sent);
     }
-    DrainRail(r);
-    t_held_rail = nullptr;
-    r.mu.unlock();
+    r.Release();
     return sent;
-  }
-
-  // Enqueues `op` for its gate (gate lock inside) and assigns its sequence
-  // number. Returns false if the gate has failed.
-  bool Enqueue(Gate& g, SessionState* s, SendOp* op) {
-    std::lock_guard<SpinLock> lock(g.mu);
-    if (g.failed.load(std::memory_order_acquire)) return false;
-    if (op->kind == ChunkKind::kRtr) {
-      g.control.push_back(op);
-      return true;
-    }
-    GateQueue& q = QueueOf(g, s);
-    // Only matched messages take a sequence number: active messages are not
-    // matched, so they do not hold up the messages behind them.
-    if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kRts)
-      op->seq = q.next_seq++;
-    op->order = q.next_order++;
-    q.queue.push_back(op);
-    if (!q.active) {
-      q.active = true;
-      g.active.push_back(&q);
-    }
-    return true;
   }
 
   void SendRtr(int peer, uint64_t rdv_id, uint64_t accepted) noexcept {
@@ -802,30 +404,16 @@ struct CoreImpl final : drivers::PacketSink {
   // Fills the rendezvous plan of a large send.
   void PlanRendezvous(SessionState* s, SendOp* op) {
     op->rdv_id = next_rdv.fetch_add(1, std::memory_order_relaxed);
-    if (op->dest == rank) {
-      op->nparts = 1;
-      op->parts[0] = {static_cast<uint8_t>(loopback), op->len};
-      return;
-    }
     std::vector<strategies::RailInfo> infos;
-    for (int i = 0; i < loopback; ++i) {
-      double bw = options.rail_bandwidth_mbps.empty()
-                      ? rails[i]->driver->caps().bandwidth_bytes_per_s
-                      : options.rail_bandwidth_mbps[i] * 1e6;
-      infos.push_back({i, bw});
-    }
-    std::vector<strategies::RdvPart> plan =
-        s->strategy->SplitRendezvous(op->len, infos);
-    op->nparts = std::min<int>(static_cast<int>(plan.size()), wire::kMaxParts);
-    uint64_t sum = 0;
-    for (int i = 0; i < op->nparts; ++i) {
-      op->parts[i] = {static_cast<uint8_t>(plan[i].rail), plan[i].bytes};
-      sum += plan[i].bytes;
-    }
-    if (sum != op->len) {  // a strategy bug: fall back to one part
-      op->nparts = 1;
-      op->parts[0] = {0, op->len};
-    }
+    if (op->dest != rank)
+      for (int i = 0; i < loopback; ++i) {
+        double bw = options.rail_bandwidth_mbps.empty()
+                        ? rails[i]->driver->caps().bandwidth_bytes_per_s
+                        : options.rail_bandwidth_mbps[i] * 1e6;
+        infos.push_back({i, bw});
+      }
+    op->nparts = PlanParts(op->len, op->dest == rank, loopback, infos,
+                           *s->strategy, op->parts);
   }
 
   // ---- rendezvous data ----
@@ -885,15 +473,10 @@ struct CoreImpl final : drivers::PacketSink {
     int active = TrimParts(parts, nparts, accepted, trimmed);
     op->peer = peer;
     op->core = this;
-    for (int i = 0; i < nparts; ++i) {
-      int rail = trimmed[i].rail;
-      bool ok_rail = peer == rank ? rail == loopback : rail < loopback;
-      if (!ok_rail && trimmed[i].bytes) {
-        counters.bad_packets.fetch_add(1);
-        active = 0;  // refuse the whole transfer
-        accepted = 0;
-        break;
-      }
+    if (!PartsOnValidRails(trimmed, nparts, peer == rank, loopback)) {
+      counters.bad_packets.fetch_add(1);
+      active = 0;  // refuse the whole transfer
+      accepted = 0;
     }
     SendRtr(peer, rdv_id, active ? accepted : 0);
     if (active == 0) {
@@ -913,7 +496,7 @@ struct CoreImpl final : drivers::PacketSink {
       offset += n;
       const uint64_t key = RdvKey(rdv_id, i);
       Rail& r = *rails[trimmed[i].rail];
-      RunOnRail(r, [this, &r, peer, key, dst, n, pc = &pc] {
+      r.Run([&r, peer, key, dst, n, pc = &pc] {
         Status s = r.driver->PostRdvRecv(peer, key, dst, n, &pc->c);
         if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
       });
@@ -963,7 +546,7 @@ struct CoreImpl final : drivers::PacketSink {
       const uint64_t key = RdvKey(op->rdv_id, i);
       Rail& r = *rails[trimmed[i].rail];
       r.bytes.fetch_add(n, std::memory_order_relaxed);
-      RunOnRail(r, [&r, peer, key, src, n, pc = &pc] {
+      r.Run([&r, peer, key, src, n, pc = &pc] {
         Status s = r.driver->PostRdvSend(peer, key, src, n, &pc->c);
         if (s != Status::kInProgress) SendPartDone(&pc->c, s, 0);
       });
@@ -1052,31 +635,27 @@ struct CoreImpl final : drivers::PacketSink {
     }
     std::lock_guard<SpinLock> lock(s->mu);
     PeerRecvState& from = s->from[peer];
-    if (c.seq != from.expected) {
-      if (static_cast<int32_t>(c.seq - from.expected) < 0 ||
-          from.reorder.count(c.seq)) {
+    if (!from.is_next(c.seq)) {
+      if (from.IsDuplicate(c.seq)) {
         counters.bad_packets.fetch_add(1);
         Free(stash);
         return;  // a duplicate: drop
       }
-      from.reorder[c.seq] = stash ? stash : Stash(peer, c);
+      from.Keep(c.seq, stash ? stash : Stash(peer, c));
       counters.reordered.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     Match(s, peer, c, stash);
-    ++from.expected;
-    if (!from.reorder.empty()) MatchReordered(s, peer, from);
+    from.Advance();
+    MatchReordered(s, peer, from);
   }
 
   // Session lock held: matches the chunks from `peer` kept for the
   // sequence numbers that are now next.
   void MatchReordered(SessionState* s, int peer, PeerRecvState& from) {
-    for (auto it = from.reorder.find(from.expected); it != from.reorder.end();
-         it = from.reorder.find(from.expected)) {
-      Stashed* next = it->second;
-      from.reorder.erase(it);
+    while (Stashed* next = from.TakeNext()) {
       Match(s, peer, next->view, next);
-      ++from.expected;
+      from.Advance();
     }
   }
 
@@ -1131,35 +710,17 @@ struct CoreImpl final : drivers::PacketSink {
   }
 
   void RunHandler(SessionState* s, int peer, const ChunkView& c) noexcept {
-    AmHandler fn = nullptr;
-    void* arg = nullptr;
-    {
-      std::shared_lock<std::shared_mutex> lock(s->handlers_mu);
-      auto it = s->handlers.find(c.handler);
-      if (it != s->handlers.end()) {
-        fn = it->second.first;
-        arg = it->second.second;
-      }
+    switch (AmDispatch::Run(s->handlers, this, peer, s->id, c)) {
+      case AmOutcome::kNoHandler:
+        counters.am_dropped.fetch_add(1);
+        if (c.kind == ChunkKind::kAmRts) SendRtr(peer, c.rdv_id, 0);
+        return;
+      case AmOutcome::kBodyDeclined:
+        SendRtr(peer, c.rdv_id, 0);
+        return;
+      case AmOutcome::kDelivered:
+        return;
     }
-    if (fn == nullptr) {
-      counters.am_dropped.fetch_add(1);
-      if (c.kind == ChunkKind::kAmRts) SendRtr(peer, c.rdv_id, 0);
-      return;
-    }
-    AmMessage m;
-    m.core_ = this;
-    m.source_ = peer;
-    m.session_ = s->id;
-    m.handler_ = c.handler;
-    m.header_ = {c.am_header, c.am_header_size};
-    m.body_size_ = c.msg_size;
-    m.body_inline_ = c.kind == ChunkKind::kAm;
-    if (m.body_inline_) m.body_ = {c.payload, c.payload_size};
-    m.rdv_id_ = c.rdv_id;
-    m.nparts_ = c.nparts;
-    m.parts_ = c.parts;
-    fn(m, arg);
-    if (!m.body_inline_ && !m.body_taken_) SendRtr(peer, c.rdv_id, 0);
   }
 
   Status ReceiveAmBody(AmMessage& m, void* buf, size_t len,
@@ -1204,14 +765,7 @@ struct CoreImpl final : drivers::PacketSink {
   // background work counted here: a request in flight is what a quiet
   // progress thread progresses while the application computes.
   bool Claim(Request& req) noexcept {
-    uint32_t v = req.state_.load(std::memory_order_acquire);
-    if (v == Request::kPending) return false;
-    req.state_.store(Request::kPending, std::memory_order_relaxed);
-    req.status_ = Status::kOk;
-    req.info_ = RecvInfo{};
-    req.background_ = engine;
-    engine->BeginBackground();
-    return true;
+    return RequestAccess::Claim(req, *engine);
   }
 
   Status CheckPeer(int peer, bool any_ok) const noexcept {
@@ -1272,24 +826,18 @@ struct CoreImpl final : drivers::PacketSink {
   // Leaves `gate` for the next pass of its rail's task.
   void MarkDirty(Gate& gate) noexcept {
     Rail& r = *rails[gate.packet_rail];
-    if (!gate.dirty.exchange(true, std::memory_order_acq_rel)) {
-      std::lock_guard<std::mutex> g(r.dirty_mu);
-      r.dirty.push_back(&gate);
-      r.has_dirty.store(true, std::memory_order_release);
-    }
-    engine->Notify(r.poll_task);
+    r.MarkDirty(gate);
+    r.Notify();
   }
 
   Status SendAm(SessionState* s, int dest, uint32_t id, const void* header,
                 size_t header_len, const void* body, size_t body_len,
                 Request& req, int priority = 0) noexcept {
     if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
-    if (id > 65535 || (header == nullptr && header_len > 0) ||
-        (body == nullptr && body_len > 0) ||
-        header_len + wire::ChunkHeaderSize(ChunkKind::kAmRts, wire::kMaxParts) +
-                wire::kPacketHeaderSize >
-            options.max_packet)
-      return Status::kInvalidArgument;
+    if (Status st = CheckAmSend(id, header, header_len, body, body_len,
+                                options.max_packet);
+        st != Status::kOk)
+      return st;
     if (!Claim(req)) return Status::kBusy;
     SendOp* op = NewSend();
     op->dest = dest;
@@ -1314,289 +862,58 @@ struct CoreImpl final : drivers::PacketSink {
     return Post(s, op);
   }
 
-  // ---- dynamic broadcasts ----
+  // ---- dynamic broadcasts: the core as their BroadcastHost ----
+  // (nmad/dynamic_bcast_client.h runs them.)
 
-  // Reserves the next sequence number of this process's stream to `peer`
-  // in session `s`: the message that will carry it comes another way (a
-  // dynamic broadcast) and the peer matches it in that place.
-  uint32_t ReserveSeq(int peer, SessionState* s) {
-    Gate& g = *gates[peer];
-    std::lock_guard<SpinLock> lock(g.mu);
-    return QueueOf(g, s).next_seq++;
+  uint32_t ReserveSeq(uint32_t session, int peer) noexcept override {
+    return internal::ReserveSeq(*gates[peer], *FindSession(session));
   }
 
-  void KeepBcast(std::unique_ptr<BcastOp> op) {
-    std::lock_guard<std::mutex> lock(bcast_mu);
-    // Reclaim the finished ones whose requests and task are idle again.
-    for (auto it = bcast_ops.begin(); it != bcast_ops.end();) {
-      BcastOp& o = **it;
-      bool idle = o.finished.load(std::memory_order_acquire) &&
-                  o.task.state() != engine::TaskState::kQueued &&
-
-                  o.body.state_.load(std::memory_order_acquire) !=
-                      Request::kPending;
-      for (size_t i = 0; idle && i < o.nsends; ++i)
-        idle = o.sends[i].state_.load(std::memory_order_acquire) !=
-                   Request::kPending &&
-               (!o.post_tasks ||
-                o.post_tasks[i].state() != engine::TaskState::kQueued);
-      it = idle ? bcast_ops.erase(it) : std::next(it);
-    }
-    if (op) bcast_ops.push_back(std::move(op));
+  Status SendOnChannel(int dest, std::span<const uint8_t> header,
+                       const uint8_t* body, size_t len, Request& req,
+                       int priority) noexcept override {
+    return SendAm(bcast_channel, dest, kBcastHandler, header.data(),
+                  header.size(), body, len, req, priority);
   }
 
-  static void BcastSendDone(Request& req, Status st, void* arg) noexcept {
-    auto* op = static_cast<BcastOp*>(arg);
-    if (op->one_by_one) {
-      // The next child's send is posted from an engine task (a completion
-      // may not call into the Core).
-      const size_t i = static_cast<size_t>(&req - op->sends.get());
-      if (i + 1 < op->nsends &&
-          op->core->engine->Submit(op->post_tasks[i + 1]) != Status::kOk) {
-        // The engine is shutting down: the remaining sends never start.
-        for (size_t j = i + 1; j < op->nsends; ++j)
-          ReleaseBcast(op, Status::kShutdown);
-      }
-    }
-    ReleaseBcast(op, st);
+  Status ReceiveBody(AmMessage& m, void* buf, size_t len,
+                     Request& req) noexcept override {
+    return m.ReceiveBody(buf, len, req);
   }
 
-  static engine::TaskResult BcastPostTask(void* arg) noexcept {
-    auto* a = static_cast<BcastOp::PostArg*>(arg);
-    a->op->core->PostBcastSends(a->op, a->index);
-    return engine::TaskResult::kDone;
-  }
-
-  // Posts send `first` of `op` and, unless one by one, all after it; a send
-  // that cannot start counts as done with its error and the next is tried.
-  void PostBcastSends(BcastOp* op, size_t first) noexcept {
-    for (size_t i = first; i < op->nsends; ++i) {
-      const BroadcastEntry& e = op->child_entries[i];
-      op->sends[i].set_completion(&CoreImpl::BcastSendDone, op);
-      Status st = SendAm(bcast_channel, e.rank, kBcastHandler,
-                         op->headers[i].data(), op->headers[i].size(),
-                         op->bytes, op->len, op->sends[i], e.priority);
-      const bool started =
-          st == Status::kOk ||
-          op->sends[i].state_.load(std::memory_order_acquire) !=
-              Request::kIdle;
-      if (!started) ReleaseBcast(op, st);  // no callback will come
-      if (started && op->one_by_one) return;
-    }
-  }
-
-  // One send of `op` is over (or the sender's own hold is released).
-  static void ReleaseBcast(BcastOp* op, Status st) noexcept {
-    if (st != Status::kOk) {
-      int ok = static_cast<int>(Status::kOk);
-      op->worst.compare_exchange_strong(ok, static_cast<int>(st));
-    }
-    if (op->left.fetch_sub(1, std::memory_order_acq_rel) == 1) FinishBcast(op);
-  }
-
-  static void FinishBcast(BcastOp* op) noexcept {
-    if (op->user != nullptr)
-      op->user->Complete(static_cast<Status>(op->worst.load()));
-    if (RecvOp* r = op->in_place) {
-      // A failed forwarding send is the subtree's loss, not this receive's.
-      FinishUser(r, Status::kOk);
-      op->core->Free(r);
-      op->in_place = nullptr;
-    }
-    MarkFinished(op);
-  }
-
-  // A broadcast operation is over: KeepBcast may reclaim it, and a
-  // forwarder's background work (counted since its header came) ends.
-  static void MarkFinished(BcastOp* op) noexcept {
-    if (op->counted) op->core->engine->EndBackground();
-    op->counted = false;
-    op->finished.store(true, std::memory_order_release);
-  }
-
-  // Sends the data of `op` to the children of a node whose forwarding list
-  // is `list` (tree positions 1..n of its subtree), each with its sub-list.
-  void SendBcastChildren(BcastOp* op, uint32_t session, int root, int tag,
-                         const std::vector<BroadcastEntry>& list) noexcept {
-    const std::vector<BroadcastChild> children = TreeChildren(list.size());
-    op->nsends = children.size();
-    op->sends.reset(new Request[op->nsends]);
-    op->headers.resize(op->nsends);
-    op->child_entries.resize(op->nsends);
-    op->one_by_one = op->len >= kBcastOneByOneBytes && op->nsends > 1;
-    if (op->one_by_one) {
-      op->post_tasks.reset(new engine::Task[op->nsends]);
-      op->post_args.reset(new BcastOp::PostArg[op->nsends]);
-      for (size_t i = 0; i < op->nsends; ++i) {
-        op->post_args[i] = {op, i};
-        op->post_tasks[i].Init(&CoreImpl::BcastPostTask, &op->post_args[i],
-                               task_cpus, {.name = "nmad.bcast.send"});
-      }
-    }
-    op->left.store(op->nsends + 1, std::memory_order_relaxed);  // +1: ours
-    for (size_t i = 0; i < children.size(); ++i) {
-      const BroadcastChild& c = children[i];
-      const BroadcastEntry& e = list[c.entry];
-      BroadcastHeader h;
-      h.session = session;
-      h.root = root;
-      h.tag = tag;
-      h.length = op->len;
-      h.self_seq = e.seq;
-      h.self_priority = e.priority;
-      h.forward.assign(list.begin() + static_cast<ptrdiff_t>(c.first),
-                       list.begin() + static_cast<ptrdiff_t>(c.last));
-      op->headers[i] = EncodeBroadcastHeader(h);
-      op->child_entries[i] = e;
-    }
-    PostBcastSends(op, 0);
-    ReleaseBcast(op, Status::kOk);  // release ours
-  }
-
-  Status DynamicBroadcast(SessionState* s, const void* buf, size_t len,
-                          int tag, std::span<const BroadcastTarget> targets,
-                          Request& req, std::string* error) noexcept {
-    auto refuse = [error](std::string what) {
-      if (error) *error = std::move(what);
-      return Status::kInvalidArgument;
-    };
-    if (tag < 0 || tag > kMaxTag)
-      return refuse("tag " + std::to_string(tag) + " is outside 0.." +
-                    std::to_string(kMaxTag));
-    if (buf == nullptr && len > 0)
-      return refuse("the buffer is null but the length is " +
-                    std::to_string(len));
-    if (std::string why = CheckTargets(targets, rank, size); !why.empty())
-      return refuse(why);
-    if (!Claim(req)) return Status::kBusy;
-    req.info_ = RecvInfo{rank, tag, len, len};
-    std::vector<BroadcastTarget> order = OrderForTree(targets);
-    std::vector<BroadcastEntry> list(order.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      list[i] = {order[i].rank, order[i].priority,
-                 ReserveSeq(order[i].rank, s)};
-    auto op = std::make_unique<BcastOp>();
-    op->core = this;
-    op->bytes = static_cast<const uint8_t*>(buf);
-    op->len = len;
-    op->user = &req;
-    BcastOp* raw = op.get();
-    KeepBcast(std::move(op));
-    counters.bcast_sent.fetch_add(1, std::memory_order_relaxed);
-    SendBcastChildren(raw, s->id, rank, tag, list);
-    return Status::kOk;
-  }
-
-  // The channel's handler: a dynamic broadcast's data for this process.
-  static void OnBcastAm(AmMessage& m, void* arg) noexcept {
-    auto* c = static_cast<CoreImpl*>(arg);
-    BroadcastHeader h;
-    std::string why;
-    if (!DecodeBroadcastHeader(m.header().data(), m.header().size(), c->rank,
-                               c->size, m.body_size(), &h, &why)) {
-      uint64_t k = c->counters.bcast_dropped.fetch_add(1) + 1;
-      if (k <= 10 || (k & (k - 1)) == 0)
-        std::fprintf(stderr,
-                     "rondo: nmad: dropped a dynamic broadcast from rank %d: "
-                     "%s; %llu dropped so far\n",
-                     m.source(), why.c_str(), static_cast<unsigned long long>(k));
-      return;  // the body is discarded
-    }
-    auto op = std::make_unique<BcastOp>();
-    BcastOp* o = op.get();
-    o->core = c;
-    o->len = h.length;
-    o->in_place = c->ClaimInPlace(h);
-    if (o->in_place != nullptr) {
-      o->bytes = o->in_place->buf;
-      c->counters.bcast_in_place.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      o->data = std::make_shared<std::vector<uint8_t>>(h.length);
-      o->bytes = o->data->data();
-    }
-    o->in = std::move(h);
-    // Forwarding must go on while the application computes.
-    o->counted = true;
-    c->engine->BeginBackground();
-    o->task.Init(&CoreImpl::BcastForward, o, c->task_cpus,
-                 {.name = "nmad.bcast"});
-    o->body.set_completion(&CoreImpl::BcastBodyDone, o);
-    c->KeepBcast(std::move(op));
-    Status st = m.ReceiveBody(const_cast<uint8_t*>(o->bytes), o->len, o->body);
-    if (st != Status::kOk) {
-      c->counters.bcast_dropped.fetch_add(1);
-      if (o->in_place != nullptr) {
-        FinishUser(o->in_place, st);
-        c->Free(o->in_place);
-        o->in_place = nullptr;
-      }
-      MarkFinished(o);
-    }
+  void FinishInPlace(RecvOp* r, Status s) noexcept override {
+    FinishUser(r, s);
+    Free(r);
   }
 
   // The receive that the broadcast described by `h` is matched to, taken
   // now if the message it carries is the next one from the root and a
   // posted receive matches it with room for all the data; else null (the
-  // data is then kept and delivered like a message: InjectBroadcast).
+  // data is then kept and delivered like a message: DeliverData).
   // Matching at the header, before the data is here, is what a rendezvous
   // does; the root's order is kept because the message is the next one.
-  RecvOp* ClaimInPlace(const BroadcastHeader& h) noexcept {
+  RecvOp* ClaimInPlace(const BroadcastHeader& h,
+                       uint8_t** buf) noexcept override {
     SessionState* s = FindSession(h.session);
     if (s == nullptr) return nullptr;
     std::lock_guard<SpinLock> lock(s->mu);
     PeerRecvState& from = s->from[h.root];
-    if (from.expected != h.self_seq) return nullptr;
+    if (!from.is_next(h.self_seq)) return nullptr;
     RecvOp* r = TakePosted(s, h.root, h.tag, /*peek=*/true);
     if (r == nullptr || r->len < h.length) return nullptr;
     TakePosted(s, h.root, h.tag);
     r->peer = h.root;
     if (r->req) r->req->info_ = RecvInfo{h.root, h.tag, h.length, h.length};
-    ++from.expected;
-    if (!from.reorder.empty()) MatchReordered(s, h.root, from);
+    from.Advance();
+    MatchReordered(s, h.root, from);
+    *buf = r->buf;
     return r;
-  }
-
-  static void BcastBodyDone(Request&, Status st, void* arg) noexcept {
-    auto* o = static_cast<BcastOp*>(arg);
-    o->body_status.store(static_cast<int>(st), std::memory_order_release);
-    if (st != Status::kOk && o->in_place != nullptr) {
-      FinishUser(o->in_place, st);  // the task then only counts the drop
-      o->core->Free(o->in_place);
-      o->in_place = nullptr;
-    }
-    if (o->core->engine->Submit(o->task) != Status::kOk)
-      MarkFinished(o);
-  }
-
-  // Engine task, once the data is here: forward it, then deliver it here.
-  static engine::TaskResult BcastForward(void* arg) noexcept {
-    auto* o = static_cast<BcastOp*>(arg);
-    CoreImpl* c = o->core;
-    if (static_cast<Status>(o->body_status.load()) != Status::kOk) {
-      c->counters.bcast_dropped.fetch_add(1);
-      MarkFinished(o);
-      return engine::TaskResult::kDone;
-    }
-    if (!o->in.forward.empty())
-      c->counters.bcast_forwarded.fetch_add(1, std::memory_order_relaxed);
-    if (o->in_place != nullptr) {
-      // Matched already: delivered here when the forwarding is over.
-      c->counters.bcast_delivered.fetch_add(1, std::memory_order_relaxed);
-      c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
-                           o->in.forward);
-      return engine::TaskResult::kDone;
-    }
-    c->SendBcastChildren(o, o->in.session, o->in.root, o->in.tag,
-                         o->in.forward);
-    c->InjectBroadcast(o->in.session, o->in.root, o->in.self_seq, o->in.tag,
-                       o->data);
-    return engine::TaskResult::kDone;
   }
 
   // Delivers a broadcast's data as the message `seq` from `root` in session
   // `sid`: matched like any message, in the root's stream order.
-  void InjectBroadcast(uint32_t sid, int root, uint32_t seq, int tag,
-                       std::shared_ptr<std::vector<uint8_t>> data) noexcept {
+  void DeliverData(uint32_t sid, int root, uint32_t seq, int tag,
+                   std::shared_ptr<std::vector<uint8_t>> data) noexcept override {
     Stashed* m = stash_pool.Get();
     m->peer = root;
     m->tag = tag;
@@ -1608,7 +925,6 @@ struct CoreImpl final : drivers::PacketSink {
     m->view.payload_size = data->size();
     m->view.msg_size = data->size();
     m->keep = std::move(data);
-    counters.bcast_delivered.fetch_add(1, std::memory_order_relaxed);
     SessionState* s = FindSession(sid);
     if (s == nullptr) {
       std::unique_lock<std::shared_mutex> lock(sessions_mu);
@@ -1620,7 +936,7 @@ struct CoreImpl final : drivers::PacketSink {
       s = it->second.get();
     }
     Rail& r = *rails[root == rank ? loopback : 0];
-    RunOnRail(r, [this, s, m] { Deliver(s, m->peer, m->view, m); });
+    r.Run([this, s, m] { Deliver(s, m->peer, m->view, m); });
   }
 
   Status Irecv(SessionState* s, int source, int tag, void* buf, size_t len,
@@ -1701,9 +1017,7 @@ struct CoreImpl final : drivers::PacketSink {
     thread_local uint32_t pass = 0;
     int n = 0;
     for (auto& r : rails)
-      if (r->driver->HasWork() || r->has_ops.load(std::memory_order_relaxed) ||
-          r->has_dirty.load(std::memory_order_relaxed))
-        n += PollRail(*r);
+      if (r->HasWork()) n += r->Poll();
     // The engine's queues hold this core's polling tasks (one per rail,
     // just done by hand); other tasks get a pass one time in four, and the
     // tree is walked one time in 64 regardless.
@@ -1724,33 +1038,16 @@ struct CoreImpl final : drivers::PacketSink {
 
   void PeerFailed(int peer, const std::string& what) noexcept {
     if (peer < 0 || peer >= size || peer == rank) return;
-    Gate& g = *gates[peer];
-    {
-      std::lock_guard<std::mutex> lock(failures_mu);
-      if (!failure_text[peer].empty()) return;
-      failure_text[peer] = what.empty() ? "rank " + std::to_string(peer) + " failed" : what;
-    }
+    if (!failures.Record(peer, what)) return;
     std::fprintf(stderr, "rondo: nmad: rank %d lost rank %d: %s\n", rank, peer,
                  what.c_str());
+    // Operations in the drivers are freed by their completions (at the
+    // latest when the rail closes); the user learns of the failure now.
     std::vector<SendOp*> sends;
-    {
-      std::lock_guard<SpinLock> lock(g.mu);
-      g.failed.store(true, std::memory_order_release);
-      for (auto& [id, q] : g.queues) {
-        for (PendingChunk* c : q.queue) sends.push_back(static_cast<SendOp*>(c));
-        q.queue.clear();
-        q.active = false;
-      }
-      g.active.clear();
-      for (PendingChunk* c : g.control) sends.push_back(static_cast<SendOp*>(c));
-      g.control.clear();
-      for (auto& [id, op] : g.rdv_waiting) sends.push_back(op);
-      g.rdv_waiting.clear();
-      // Operations in the drivers are freed by their completions (at the
-      // latest when the rail closes); the user learns of the failure now.
-      for (RecvOp* r : g.rdv_receiving) FinishUser(r, Status::kPeerFailed);
-      for (SendOp* op : g.rdv_sending) FinishUser(op, Status::kPeerFailed);
-    }
+    FailGate(
+        *gates[peer], sends,
+        [](RecvOp* r) { FinishUser(r, Status::kPeerFailed); },
+        [](SendOp* op) { FinishUser(op, Status::kPeerFailed); });
     for (SendOp* op : sends) {
       FinishUser(op, Status::kPeerFailed);
       if (op->driver_ops.load() == 0) Free(op);  // never reached a driver
@@ -1763,11 +1060,9 @@ struct CoreImpl final : drivers::PacketSink {
     for (SessionState* s : all) {
       std::lock_guard<SpinLock> lock(s->mu);
       std::vector<RecvOp*> failed;
-      s->match.RemovePostedIf(
-          [peer](const PostedReceive& r) {
-            return r.source == peer || r.source == kAnySource;
-          },
-          [&](PostedReceive* r) { failed.push_back(static_cast<RecvOp*>(r)); });
+      FailPosted(s->match, peer, [&](PostedReceive* r) {
+        failed.push_back(static_cast<RecvOp*>(r));
+      });
       for (RecvOp* r : failed) {
         FinishUser(r, Status::kPeerFailed);
         Free(r);
@@ -1820,8 +1115,8 @@ Status Session::CancelRecv(Request& req) noexcept {
 Status Session::DynamicBroadcast(const void* buf, size_t len, int tag,
                                  std::span<const BroadcastTarget> targets,
                                  Request& req, std::string* error) noexcept {
-  return core_->DynamicBroadcast(&CoreImpl::State(*this), buf, len, tag,
-                                 targets, req, error);
+  return core_->bcasts->Start(CoreImpl::State(*this).id, buf, len, tag,
+                              targets, req, error);
 }
 Status Session::Irecv(int source, int tag, void* buf, size_t len,
                       Request& req) noexcept {
@@ -1856,11 +1151,7 @@ Status Session::Probe(int source, int tag, RecvInfo* info) noexcept {
 }
 Status Session::RegisterHandler(uint32_t id, AmHandler handler,
                                 void* arg) noexcept {
-  if (id > 65535 || handler == nullptr) return Status::kInvalidArgument;
-  SessionState& st = CoreImpl::State(*this);
-  std::unique_lock<std::shared_mutex> lock(st.handlers_mu);
-  st.handlers[id] = {handler, arg};
-  return Status::kOk;
+  return CoreImpl::State(*this).handlers.Register(id, handler, arg);
 }
 Status Session::SendAm(int dest, uint32_t id, const void* header,
                        size_t header_len, const void* body, size_t body_len,
@@ -1901,7 +1192,7 @@ uint32_t SessionId(std::string_view name) {
 Result<std::unique_ptr<Core>> Core::Create(
     engine::Engine& engine,
     std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
-    NmadOptions options, std::string* error) {
+    NmadOptions options, const RailFactory& rail_factory, std::string* error) {
   auto fail = [error](Status s, std::string what) {
     if (error) *error = std::move(what);
     return s;
@@ -1922,21 +1213,23 @@ Result<std::unique_ptr<Core>> Core::Create(
   c.rank = bootstrap->rank();
   c.size = bootstrap->size();
   c.bootstrap = std::move(bootstrap);
-  c.failure_text.resize(c.size);
+  c.failures.Resize(c.size);
   const bool remote = c.size > 1;
   // Rails: the remote ones (only when there are remote peers), then loopback.
   if (remote) {
     for (size_t i = 0; i < options.rails.size(); ++i) {
-      drivers::ucx::UcxDriverOptions uo;
-      uo.rail_id = static_cast<int>(i);
-      uo.max_packet = options.max_packet;
-      uo.self = c.rank;
-      uo.error_handling = options.ucx_peer_errors;
+      RailConfig rc;
+      rc.kind = options.rails[i];
+      rc.rail_id = static_cast<int>(i);
+      rc.max_packet = options.max_packet;
+      rc.self = c.rank;
+      rc.peer_errors = options.ucx_peer_errors;
       std::string why;
-      auto d = drivers::ucx::UcxDriver::Create(uo, &why);
+      auto d = rail_factory.Create(rc, &why);
       if (!d.ok())
-        return fail(Status::kUnsupported,
-                    "nmad: rail " + std::to_string(i) + " (ucx): " + why);
+        return fail(Status::kUnsupported, "nmad: rail " + std::to_string(i) +
+                                              " (" + options.rails[i] +
+                                              "): " + why);
       auto r = std::make_unique<internal::Rail>();
       r->driver = std::move(d).value();
       c.rails.push_back(std::move(r));
@@ -1949,9 +1242,15 @@ Result<std::unique_ptr<Core>> Core::Create(
     c.rails.push_back(std::move(r));
   }
   for (size_t i = 0; i < c.rails.size(); ++i) {
-    c.rails[i]->index = static_cast<int>(i);
-    c.rails[i]->core = &c;
-    c.rails[i]->driver->SetSink(&c, static_cast<int>(i));
+    internal::Rail& r = *c.rails[i];
+    r.index = static_cast<int>(i);
+    r.client = &c;
+    r.engine = &engine;
+    r.notify_after_post = r.index == c.loopback;
+    r.buf_bytes = internal::PacketBufBytes();
+    r.packet_done = &CoreImpl::PacketDone;
+    r.immediate_max = internal::kFirstImmediate;
+    r.driver->SetSink(&c, static_cast<int>(i));
   }
   // Address exchange.
   for (int i = 0; i < c.loopback; ++i) {
@@ -2016,14 +1315,17 @@ Result<std::unique_ptr<Core>> Core::Create(
     }
   }
   // The dynamic broadcasts' own channel, on every rank.
+  c.bcasts = std::make_unique<internal::DynamicBroadcasts>(
+      c, engine, c.task_cpus, c.rank, c.size);
   std::string why;
   auto channel = core->OpenSession("rondo.dynbcast", {}, &why);
   if (!channel.ok())
     return fail(Status::kInvalidArgument,
                 "nmad: cannot open the dynamic broadcast channel: " + why);
   c.bcast_channel = &CoreImpl::State(*channel.value());
-  (void)channel.value()->RegisterHandler(internal::kBcastHandler, &CoreImpl::OnBcastAm,
-                                         &c);
+  (void)channel.value()->RegisterHandler(internal::kBcastHandler,
+                                         &internal::DynamicBroadcasts::OnMessage,
+                                         c.bcasts.get());
   return core;
 }
 
@@ -2038,19 +1340,16 @@ Core::~Core() {
   for (auto& r : c.rails) {
     std::lock_guard<queues::SpinLock> lock(r->mu);
     internal::t_held_rail = r.get();
-    c.DrainRail(*r);
+    r->Drain();
     r->driver->Close(c.options.close_timeout_ms);
     internal::t_held_rail = nullptr;
   }
   (void)c.bootstrap->Finalize();
-  for (auto& op : c.bcast_ops)
-    (void)c.engine->WaitFor(op->task, std::chrono::seconds(1));
-  c.bcast_ops.clear();
+  if (c.bcasts) c.bcasts->Shutdown();
   for (auto& [id, s] : c.sessions) {
     s->match.DrainUnexpected(
         [&c](UnexpectedMessage* m) { c.Free(static_cast<Stashed*>(m)); });
-    for (auto& f : s->from)
-      for (auto& [seq, m] : f.reorder) c.Free(m);
+    for (auto& f : s->from) f.Drain([&c](Stashed* m) { c.Free(m); });
     s->match.DrainPosted([&c](PostedReceive* p) {
       auto* r = static_cast<RecvOp*>(p);
       CoreImpl::FinishUser(r, Status::kCanceled);
@@ -2070,8 +1369,6 @@ Core::~Core() {
       c.Free(op);
     }
   }
-  for (auto& r : c.rails)
-    for (auto* b : r->free_bufs) delete b;
 }
 
 int Core::rank() const noexcept { return impl_->rank; }
@@ -2115,7 +1412,8 @@ Result<Session*> Core::OpenSession(std::string_view name,
     auto s = std::make_unique<SessionState>();
     s->name = std::string(name);
     s->id = id;
-    s->strategy = std::move(strategy);
+    s->owned_strategy = std::move(strategy);
+    s->strategy = s->owned_strategy.get();
     s->from.resize(c.size);
     s->out.assign(c.size, nullptr);
     s->handle.core_ = &c;
@@ -2139,7 +1437,7 @@ Result<Session*> Core::OpenSession(std::string_view name,
   // Early chunks are replayed by the rails' holders, in arrival order.
   for (Stashed* m : replay) {
     internal::Rail& r = *c.rails[m->peer == c.rank ? c.loopback : 0];
-    c.RunOnRail(r, [&c, st, m] { c.Deliver(st, m->peer, m->view, m); });
+    r.Run([&c, st, m] { c.Deliver(st, m->peer, m->view, m); });
   }
   return &st->handle;
 }
@@ -2227,9 +1525,7 @@ const topology::CpuSet& Core::task_cpuset() const noexcept {
 Status Core::Barrier() noexcept { return impl_->bootstrap->Barrier(); }
 
 std::string Core::FailureText(int rank) const {
-  if (rank < 0 || rank >= impl_->size) return "";
-  std::lock_guard<std::mutex> lock(impl_->failures_mu);
-  return impl_->failure_text[rank];
+  return impl_->failures.Text(rank);
 }
 
 CoreStats Core::stats() const noexcept {
@@ -2246,11 +1542,13 @@ CoreStats Core::stats() const noexcept {
   s.bad_packets = k.bad_packets.load();
   s.am_dropped = k.am_dropped.load();
   s.reordered = k.reordered.load();
-  s.bcast_sent = k.bcast_sent.load();
-  s.bcast_forwarded = k.bcast_forwarded.load();
-  s.bcast_delivered = k.bcast_delivered.load();
-  s.bcast_in_place = k.bcast_in_place.load();
-  s.bcast_dropped = k.bcast_dropped.load();
+  if (const auto* b = impl_->bcasts.get()) {
+    s.bcast_sent = b->counters.sent.load();
+    s.bcast_forwarded = b->counters.forwarded.load();
+    s.bcast_delivered = b->counters.delivered.load();
+    s.bcast_in_place = b->counters.in_place.load();
+    s.bcast_dropped = b->counters.dropped.load();
+  }
   for (int i = 0; i < impl_->loopback && i < 8; ++i)
     s.rail_bytes[i] = impl_->rails[i]->bytes.load();
   return s;

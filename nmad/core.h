@@ -58,12 +58,15 @@ inline constexpr int kAnyTag = -1;
 inline constexpr int kMaxTag = 0x7fffffff;
 
 class Core;
+class RailFactory;  // nmad/rail_factory.h
 class Session;
 namespace internal {
 struct RecvOp;
 struct SendOp;
 struct CoreImpl;
 struct SessionState;
+struct AmDispatch;
+struct RequestAccess;
 }  // namespace internal
 
 // What a completed receive (or a probe) found.
@@ -111,6 +114,7 @@ class Request {
   friend class Core;
   friend class Session;
   friend struct internal::CoreImpl;
+  friend struct internal::RequestAccess;
   static constexpr uint32_t kIdle = 0, kPending = 1, kDone = 2;
   void Complete(Status s) noexcept {
     status_ = s;
@@ -172,6 +176,7 @@ class AmMessage {
 
  private:
   friend struct internal::CoreImpl;
+  friend struct internal::AmDispatch;
   internal::CoreImpl* core_ = nullptr;
   int source_ = -1;
   uint32_t session_ = 0;
@@ -297,6 +302,16 @@ class Core {
       engine::Engine& engine,
       std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
       NmadOptions options, std::string* error = nullptr);
+  // The same with the drivers of the remote rails made by `rails` (the
+  // driver registry, nmad/rail_factory.h). //nmad:core_base has only this
+  // one (no network driver linked in); //nmad:core defines the one above
+  // with UCX's rails (nmad/ucx_rails.h). `rails` is used during the call
+  // only.
+  static Result<std::unique_ptr<Core>> Create(
+      engine::Engine& engine,
+      std::unique_ptr<drivers::bootstrap::Bootstrap> bootstrap,
+      NmadOptions options, const RailFactory& rails,
+      std::string* error = nullptr);
   // Collective: barrier, then stops the polling tasks and closes the rails.
   ~Core();
   Core(const Core&) = delete;

@@ -1,6 +1,6 @@
-#include "engine/status.h"
+#include "topology/base/status.h"
 
-namespace rondo::engine {
+namespace rondo::base {
 
 std::string_view StatusName(Status status) noexcept {
   switch (status) {
@@ -20,4 +20,4 @@ std::string_view StatusName(Status status) noexcept {
   return "unknown status";
 }
 
-}  // namespace rondo::engine
+}  // namespace rondo::base
