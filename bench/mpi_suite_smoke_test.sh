@@ -91,8 +91,9 @@ for name, r in cases.items():
     assert r["check"] == "ok" and r["samples"] >= 5, (name, r)
     if test == "bandwidth":
         assert positive(r["bytes_per_s"]), (name, r)
+        # median_ns is rounded to 0.1 ns: at 8 B (~150 ns) that is ~1e-3.
         assert abs(r["bytes_per_s"] * r["median_ns"] / 1e9 - int(nbytes)) \
-            < 1e-6 * int(nbytes), (name, r)
+            < 2e-3 * int(nbytes), (name, r)
     if lib != "rondo":
         assert "ratio_vs_openmpi" not in r and "ratio_vs_tuned" not in r, r
         continue
