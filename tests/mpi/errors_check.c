@@ -188,6 +188,35 @@ static void t_bad_args(void) {
          MPI_ERR_TYPE, "datatype");
   expect("Bcast MPI_DATATYPE_NULL", MPI_Bcast(buf, 1, MPI_DATATYPE_NULL, 0, w),
          MPI_ERR_TYPE, "datatype");
+  {
+    MPI_Request rq = MPI_REQUEST_NULL;
+    expect("Irecv MPI_DATATYPE_NULL count=1",
+           MPI_Irecv(buf, 1, MPI_DATATYPE_NULL, me, 0, w, &rq), MPI_ERR_TYPE,
+           "datatype");
+    check_true("no request from a refused Irecv", rq == MPI_REQUEST_NULL);
+  }
+#ifdef RONDO_MPI
+  /* With count 0, MPI_DATATYPE_NULL describes nothing: accepted in
+   * point-to-point calls as MPICH does (Open MPI refuses it). */
+  {
+    MPI_Request rq[2];
+    MPI_Status sts[2];
+    check_rc("Irecv count=0 MPI_DATATYPE_NULL",
+             MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, me, 556, w, &rq[0]));
+    check_rc("Isend count=0 MPI_DATATYPE_NULL",
+             MPI_Isend(NULL, 0, MPI_DATATYPE_NULL, me, 556, w, &rq[1]));
+    check_rc("Waitall of the empty messages", MPI_Waitall(2, rq, sts));
+    int c = -1;
+    MPI_Get_count(&sts[0], MPI_BYTE, &c);
+    check_ll("received bytes of the empty message", 0, c);
+    check_ll("source of the empty message", me, sts[0].MPI_SOURCE);
+    check_ll("tag of the empty message", 556, sts[0].MPI_TAG);
+    MPI_Status s1;
+    check_rc("Sendrecv count=0 MPI_DATATYPE_NULL",
+             MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, me, 557, NULL, 0,
+                          MPI_DATATYPE_NULL, me, 557, w, &s1));
+  }
+#endif
   MPI_Datatype unc;
   MPI_Type_contiguous(2, MPI_INT, &unc);
   expect("Send uncommitted datatype", MPI_Send(buf, 1, unc, me, 555, w), MPI_ERR_TYPE,
