@@ -832,6 +832,28 @@ void Datatype::UnpackRange(const void* in, int64_t first, int64_t bytes,
                   bytes);
 }
 
+int64_t Datatype::ElementBytes(int64_t elements) const {
+  if (elements <= 0 || size_ == 0 || element_count_ == 0) return 0;
+  if (uniform_basic_ != MPI_DATATYPE_NULL)
+    return elements * Predefined(uniform_basic_)->size();
+  int64_t bytes = (elements / element_count_) * size_;
+  int64_t rest = elements % element_count_;
+  // Whole elements group by group, as CountElements reads them.
+  const std::vector<TypeBlock>& blocks = *blocks_;
+  size_t i = 0;
+  while (rest > 0 && i < blocks.size()) {
+    const MPI_Datatype basic = blocks[i].basic;
+    int64_t group = 0;
+    for (; i < blocks.size() && blocks[i].basic == basic; ++i)
+      group += blocks[i].bytes;
+    const int64_t esize = Predefined(basic)->size();
+    const int64_t take = std::min(group / esize, rest);
+    bytes += take * esize;
+    rest -= take;
+  }
+  return bytes;
+}
+
 int64_t Datatype::CountElements(int64_t bytes) const {
   if (bytes <= 0 || size_ == 0) return 0;
   if (uniform_basic_ != MPI_DATATYPE_NULL) {

@@ -176,6 +176,9 @@ class Datatype : public std::enable_shared_from_this<Datatype> {
   // `bytes` bytes of a packed stream of this type, or -1 if `bytes` ends
   // inside a basic element.
   int64_t CountElements(int64_t bytes) const;
+  // Its inverse (MPI_Status_set_elements): the bytes of the first
+  // `elements` basic elements (>= 0) of a packed stream of this type.
+  int64_t ElementBytes(int64_t elements) const;
 
  private:
   friend class internal::TypeBuilder;

@@ -405,6 +405,15 @@ TEST_CASE("struct bounds follow the alignment rule", "[datatype]") {
   CHECK(t->CountElements(16) == 3);
   CHECK(t->CountElements(19) == 6);
   CHECK(t->CountElements(19 + 8) == 8);
+  // And back: the bytes of the first n elements, for every n over 3 items.
+  for (int64_t n = 0; n <= 18; ++n) {
+    INFO("elements " << n);
+    CHECK(t->CountElements(t->ElementBytes(n)) == n);
+  }
+  CHECK(t->ElementBytes(2) == 8);
+  CHECK(t->ElementBytes(3) == 16);
+  CHECK(t->ElementBytes(7) == 19 + 4);
+  CHECK(P(MPI_INT).ElementBytes(5) == 20);
   CHECK(Ok(Contiguous(3, P(MPI_SHORT_INT)))->CountElements(12) == 2);
   CHECK(P(MPI_SHORT_INT).CountElements(4) == -1);
 }

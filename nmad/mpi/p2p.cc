@@ -462,4 +462,52 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
+                       MPI_Count* count) {
+  RONDO_MPI_ENTER("MPI_Get_elements_x");
+  int err = MPI_SUCCESS;
+  if (status == nullptr || count == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "status and count must not be NULL");
+  TypePtr type = CheckType(*st, datatype, nullptr, kFn, &err, "datatype",
+                           false);
+  if (!type) return err;
+  if (type->size() == 0) {
+    *count = 0;
+    return MPI_SUCCESS;
+  }
+  const int64_t n = type->CountElements(status->rondo_bytes);
+  *count = n < 0 ? MPI_UNDEFINED : n;
+  return MPI_SUCCESS;
+}
+
+// MPI_Status_set_elements(_x): a status that MPI_Get_elements then reads
+// as `count` basic elements of `datatype` (generalized requests, layered
+// libraries).
+static int SetElements(MPI_Status* status, MPI_Datatype datatype,
+                       int64_t count, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  if (status == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "status must not be NULL");
+  if (count < 0)
+    return RaiseError(nullptr, MPI_ERR_COUNT, kFn,
+                      "count = " + std::to_string(count) + " (must be >= 0)");
+  TypePtr type = CheckType(*st, datatype, nullptr, kFn, &err, "datatype",
+                           false);
+  if (!type) return err;
+  status->rondo_bytes = type->ElementBytes(count);
+  return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype,
+                            int count) {
+  return SetElements(status, datatype, count, "MPI_Status_set_elements");
+}
+
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
+                              MPI_Count count) {
+  return SetElements(status, datatype, count, "MPI_Status_set_elements_x");
+}
+
 }  // extern "C"

@@ -524,6 +524,14 @@ int MPI_Cancel(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
+int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  if (status == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled",
+                      "status must not be NULL");
+  status->rondo_cancelled = flag != 0;
+  return MPI_SUCCESS;
+}
+
 int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
   if (status == nullptr || flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled",

@@ -185,6 +185,33 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   return MPI_SUCCESS;
 }
 
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb,
+                          MPI_Count* extent) {
+  RONDO_MPI_ENTER("MPI_Type_get_extent_x");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(lb, "lb", kFn, &err) || !OutArg(extent, "extent", kFn, &err))
+    return err;
+  *lb = t->lb();
+  *extent = t->extent();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
+                               MPI_Count* true_extent) {
+  RONDO_MPI_ENTER("MPI_Type_get_true_extent_x");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(true_lb, "true_lb", kFn, &err) ||
+      !OutArg(true_extent, "true_extent", kFn, &err))
+    return err;
+  *true_lb = t->true_lb();
+  *true_extent = t->true_extent();
+  return MPI_SUCCESS;
+}
+
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
                         MPI_Aint* extent) {
   RONDO_MPI_ENTER("MPI_Type_get_extent");

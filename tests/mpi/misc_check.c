@@ -647,6 +647,72 @@ static void int_max(void* in, void* inout, int* len, MPI_Datatype* dt) {
     if (a[i] > b[i]) b[i] = a[i];
 }
 
+/* Large-count and status helpers (MPI-3): the _x forms and the status
+ * setters of generalized requests and layered libraries. */
+static void t_large_counts(void) {
+  chk_context("large counts and status helpers");
+  MPI_Count size = -1, lb = -1, extent = -1;
+  check_rc("Type_size_x", MPI_Type_size_x(MPI_DOUBLE, &size));
+  check_ll("Type_size_x(MPI_DOUBLE)", 8, size);
+  MPI_Datatype vec;
+  MPI_Type_vector(3, 2, 4, MPI_INT, &vec); /* 2 ints every 4, 3 times */
+  MPI_Type_commit(&vec);
+  check_rc("Type_get_extent_x", MPI_Type_get_extent_x(vec, &lb, &extent));
+  check_ll("lb of the vector", 0, lb);
+  check_ll("extent of the vector", (2 * 4 + 2) * 4, extent);
+  check_rc("Type_get_true_extent_x",
+           MPI_Type_get_true_extent_x(vec, &lb, &extent));
+  check_ll("true extent of the vector", 40, extent);
+
+  /* A struct of 2 ints and 1 double: set_elements then get_elements. */
+  int bl[2] = {2, 1};
+  MPI_Aint disp[2] = {0, 8};
+  MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, st2;
+  MPI_Type_create_struct(2, bl, disp, types, &st2);
+  MPI_Type_commit(&st2);
+  MPI_Status s;
+  memset(&s, 0, sizeof s);
+  for (int n = 0; n <= 7; ++n) {
+    check_rc("Status_set_elements", MPI_Status_set_elements(&s, st2, n));
+    int got = -1;
+    MPI_Count got_x = -1;
+    check_rc("Get_elements", MPI_Get_elements(&s, st2, &got));
+    check_rc("Get_elements_x", MPI_Get_elements_x(&s, st2, &got_x));
+    check_ll("elements back (int)", n, got);
+    check_ll("elements back (MPI_Count)", n, got_x);
+  }
+  /* 3 elements = one whole item: Get_count says 1; 2 elements: undefined. */
+  int cnt = -7;
+  MPI_Status_set_elements_x(&s, st2, (MPI_Count)3);
+  MPI_Get_count(&s, st2, &cnt);
+  check_ll("Get_count of one whole item", 1, cnt);
+  MPI_Status_set_elements_x(&s, st2, (MPI_Count)2);
+  MPI_Get_count(&s, st2, &cnt);
+  check_ll("Get_count of a partial item", MPI_UNDEFINED, cnt);
+  MPI_Status_set_elements(&s, MPI_INT, 5);
+  MPI_Get_count(&s, MPI_BYTE, &cnt);
+  check_ll("bytes of 5 MPI_INT elements", 20, cnt);
+
+  int flag = -1;
+  check_rc("Status_set_cancelled(1)", MPI_Status_set_cancelled(&s, 1));
+  MPI_Test_cancelled(&s, &flag);
+  check_true("Test_cancelled after set_cancelled(1)", flag != 0);
+  check_rc("Status_set_cancelled(0)", MPI_Status_set_cancelled(&s, 0));
+  MPI_Test_cancelled(&s, &flag);
+  check_true("Test_cancelled after set_cancelled(0)", flag == 0);
+
+  /* Bad arguments: a negative count, a null datatype. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int ec = -1;
+  MPI_Error_class(MPI_Status_set_elements(&s, MPI_INT, -1), &ec);
+  check_ll("Status_set_elements count -1", MPI_ERR_COUNT, ec);
+  MPI_Error_class(MPI_Status_set_elements_x(&s, MPI_DATATYPE_NULL, 1), &ec);
+  check_ll("Status_set_elements_x MPI_DATATYPE_NULL", MPI_ERR_TYPE, ec);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&st2);
+}
+
 static void t_ops(void) {
   chk_context("ops");
   MPI_Op fw, mx;
@@ -865,6 +931,7 @@ int main(int argc, char** argv) {
   t_groups();
   t_topologies();
   t_datatypes();
+  t_large_counts();
   t_ops();
   t_info_mem_rma();
   if (provided == MPI_THREAD_MULTIPLE) {

@@ -318,6 +318,13 @@ int MPI_Request_get_status(MPI_Request request, int* flag,
                            MPI_Status* status);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
+int MPI_Status_set_cancelled(MPI_Status* status, int flag);
+int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype,
+                            int count);
+int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
+                              MPI_Count count);
+int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
+                       MPI_Count* count);
 
 /* ---- Collectives, blocking ---- */
 int MPI_Barrier(MPI_Comm comm);
@@ -516,6 +523,10 @@ int MPI_Type_size(MPI_Datatype datatype, int* size);
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size);
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
                         MPI_Aint* extent);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb,
+                          MPI_Count* extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
+                               MPI_Count* true_extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
                              MPI_Aint* true_extent);
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
