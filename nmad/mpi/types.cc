@@ -3,6 +3,7 @@
 // reductions in op.h; this file maps handles to them.
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -284,6 +285,65 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers,
   *num_addresses = t->num_addresses();
   *num_datatypes = t->num_datatypes();
   *combiner = t->combiner();
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+                          int max_addresses, int max_datatypes,
+                          int array_of_integers[],
+                          MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]) {
+  RONDO_MPI_ENTER("MPI_Type_get_contents");
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (t->combiner() == MPI_COMBINER_NAMED)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "datatype = " + t->name() +
+                          " is predefined (combiner MPI_COMBINER_NAMED): it "
+                          "has no contents (check MPI_Type_get_envelope "
+                          "first)");
+  struct Room {
+    const char* max_name;
+    int max;
+    int need;
+    const char* array_name;
+    const void* array;
+  };
+  const Room rooms[] = {
+      {"max_integers", max_integers, t->num_integers(), "array_of_integers",
+       array_of_integers},
+      {"max_addresses", max_addresses, t->num_addresses(),
+       "array_of_addresses", array_of_addresses},
+      {"max_datatypes", max_datatypes, t->num_datatypes(),
+       "array_of_datatypes", array_of_datatypes},
+  };
+  for (const Room& r : rooms) {
+    if (r.max < r.need)
+      return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                        std::string(r.max_name) + " = " +
+                            std::to_string(r.max) + " but the datatype has " +
+                            std::to_string(r.need) +
+                            " (see MPI_Type_get_envelope)");
+    if (r.need > 0 && r.array == nullptr)
+      return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                        std::string(r.array_name) + " is NULL");
+  }
+  std::copy(t->integers().begin(), t->integers().end(), array_of_integers);
+  std::copy(t->addresses().begin(), t->addresses().end(),
+            array_of_addresses);
+  // Predefined types come back as themselves; derived ones as new handles
+  // (to the same immutable description) that the caller frees.
+  int i = 0;
+  for (const TypePtr& d : t->datatypes()) {
+    if (d->is_predefined()) {
+      array_of_datatypes[i++] = d->handle();
+      continue;
+    }
+    const MPI_Datatype h = st->types.Add(d);
+    st->SetCommitted(h, true);
+    array_of_datatypes[i++] = h;
+  }
   return MPI_SUCCESS;
 }
 

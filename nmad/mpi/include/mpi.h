@@ -527,6 +527,11 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb,
                           MPI_Count* extent);
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
                                MPI_Count* true_extent);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+                          int max_addresses, int max_datatypes,
+                          int array_of_integers[],
+                          MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
                              MPI_Aint* true_extent);
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
