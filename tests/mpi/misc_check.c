@@ -94,6 +94,25 @@ static void t_comms(void) {
   long long sum = 0, mine = r;
   MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   check_ll("sum of ranks", (long long)s * (s - 1) / 2, sum);
+  {
+    /* Every rank of these tests runs on one node: the shared-memory split
+     * is the whole world, in the same order (key = rank). */
+    MPI_Comm node;
+    check_rc("Comm_split_type(SHARED)",
+             MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r,
+                                 MPI_INFO_NULL, &node));
+    int ns = -1, nr = -1;
+    MPI_Comm_size(node, &ns);
+    MPI_Comm_rank(node, &nr);
+    check_ll("node communicator size", s, ns);
+    check_ll("node communicator rank", r, nr);
+    MPI_Comm_free(&node);
+    MPI_Comm none = MPI_COMM_WORLD;
+    check_rc("Comm_split_type(MPI_UNDEFINED)",
+             MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, r,
+                                 MPI_INFO_NULL, &none));
+    check_true("MPI_UNDEFINED gives MPI_COMM_NULL", none == MPI_COMM_NULL);
+  }
   MPI_Comm_size(MPI_COMM_SELF, &s);
   check_ll("size of MPI_COMM_SELF", 1, s);
 
@@ -560,6 +579,26 @@ static void t_datatypes(void) {
   check_shape("hvector(2, 1, 16 B, double)", hv, 16, 0, 24, 0, 24);
   check_envelope("hvector", hv, 2, 1, 1, MPI_COMBINER_HVECTOR);
 
+  {
+    /* hindexed: blocks at byte displacements (2 ints at 4, 1 int at 20). */
+    MPI_Datatype hi;
+    int hbl[2] = {2, 1};
+    MPI_Aint hdi[2] = {4, 20};
+    check_rc("Type_create_hindexed",
+             MPI_Type_create_hindexed(2, hbl, hdi, MPI_INT, &hi));
+    check_shape("hindexed({2,1}, {4 B, 20 B}, int)", hi, 12, 4, 20, 4, 20);
+    check_envelope("hindexed", hi, 3, 2, 1, MPI_COMBINER_HINDEXED);
+    MPI_Type_commit(&hi);
+    int src[6] = {10, 11, 12, 13, 14, 15}, dst[6] = {0, 0, 0, 0, 0, 0};
+    MPI_Sendrecv(src, 1, hi, 0, 31, dst, 1, hi, 0, 31, MPI_COMM_SELF,
+                 MPI_STATUS_IGNORE);
+    check_ll("hindexed element 1", 11, dst[1]);
+    check_ll("hindexed element 2", 12, dst[2]);
+    check_ll("hindexed element 5", 15, dst[5]);
+    check_ll("hindexed gap untouched", 0, dst[3]);
+    MPI_Type_free(&hi);
+  }
+
   int dib[3] = {0, 2, 5};
   MPI_Type_create_indexed_block(3, 1, dib, MPI_INT, &ib);
   check_shape("indexed_block(1, {0,2,5})", ib, 12, 0, 24, 0, 24);
@@ -869,6 +908,8 @@ static void t_info_mem_rma(void) {
   check_ll("Win_allocate class", MPI_ERR_UNSUPPORTED_OPERATION, chk_class(rc));
   rc = MPI_Win_create_dynamic(MPI_INFO_NULL, comm, &win);
   check_ll("Win_create_dynamic class", MPI_ERR_UNSUPPORTED_OPERATION, chk_class(rc));
+  rc = MPI_Win_attach(win, wbuf, sizeof wbuf);
+  check_ll("Win_attach class", MPI_ERR_UNSUPPORTED_OPERATION, chk_class(rc));
 #else
   /* Open MPI implements windows: either they work or they fail cleanly. */
   if (rc == MPI_SUCCESS) {

@@ -176,6 +176,43 @@ static void t_issend(Pair* p) {
   if (p->am_r) check_pat("data", rb, n, p->peer, tag, salt);
 }
 
+/* ---- Rsend, Irsend: the receive is posted first (ready mode) ---- */
+
+static void t_rsend(Pair* p) {
+  int n = 4, tag = 23, salt = 23;
+  chk_context("%s Rsend/Irsend", p->name);
+  int sb[4], rb[4], rb2[4], go = 1;
+  fill_pat(sb, n, me, tag, salt);
+  ifill(rb, n, SENT);
+  ifill(rb2, n, SENT);
+  MPI_Request rreq[2], sreq;
+  if (p->self) {
+    MPI_Irecv(rb, n, MPI_INT, me, tag, p->comm, &rreq[0]);
+    MPI_Irecv(rb2, n, MPI_INT, me, tag + 1, p->comm, &rreq[1]);
+    check_rc("Rsend to self", MPI_Rsend(sb, n, MPI_INT, me, tag, p->comm));
+    check_rc("Irsend to self",
+             MPI_Irsend(sb, n, MPI_INT, me, tag + 1, p->comm, &sreq));
+    MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+    MPI_Waitall(2, rreq, MPI_STATUSES_IGNORE);
+  } else if (p->am_s) {
+    /* The receiver says it has posted both receives. */
+    MPI_Recv(&go, 1, MPI_INT, p->peer, tag + 2, p->comm, MPI_STATUS_IGNORE);
+    check_rc("Rsend", MPI_Rsend(sb, n, MPI_INT, p->peer, tag, p->comm));
+    check_rc("Irsend",
+             MPI_Irsend(sb, n, MPI_INT, p->peer, tag + 1, p->comm, &sreq));
+    MPI_Wait(&sreq, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Irecv(rb, n, MPI_INT, p->peer, tag, p->comm, &rreq[0]);
+    MPI_Irecv(rb2, n, MPI_INT, p->peer, tag + 1, p->comm, &rreq[1]);
+    MPI_Send(&go, 1, MPI_INT, p->peer, tag + 2, p->comm);
+    MPI_Waitall(2, rreq, MPI_STATUSES_IGNORE);
+  }
+  if (p->am_r) {
+    check_pat("Rsend data", rb, n, p->peer, tag, salt);
+    check_pat("Irsend data", rb2, n, p->peer, tag, salt);
+  }
+}
+
 /* ---- Sendrecv, Sendrecv_replace ---- */
 
 static void t_sendrecv(Pair* p) {
@@ -749,6 +786,7 @@ static void t_truncate(Pair* p) {
 static void run_pair(Pair* p) {
   t_sendrecv_basic(p);
   t_issend(p);
+  t_rsend(p);
   t_sendrecv(p);
   t_probe(p);
   t_wait_families(p);

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""mpi_coverage: the functions mpi.h declares that no MPI test program calls.
+
+Issue 18: the project's own MPI test programs (tests/mpi/*.c, *.cc) must
+call every function of nmad/mpi/include/mpi.h. This lists the declared
+functions (MPI_* and MPIX_*), finds each one's calls in the test sources
+(a name followed by "("), and compares the uncovered ones with the file
+of known gaps (tools/mpi_coverage_known_gaps.txt: one name per line, '#'
+comments): it fails (exit 1) when a function is uncovered and not listed,
+and when a listed function is covered now (remove it from the list), so
+the list only shrinks and always tells the truth.
+
+  tools/mpi_coverage.py [--root DIR] [--list]   (--list: print all, exit 0)
+"""
+import argparse
+import os
+import re
+import sys
+
+DECL = re.compile(r"^\s*(?:int|double|MPI_\w+)\s+\**\s*(MPIX?_[A-Za-z0-9_]+)\s*\(",
+                  re.M)
+
+
+def declared(header):
+    with open(header) as f:
+        text = f.read()
+    return sorted(set(DECL.findall(text)))
+
+
+def called(test_dir):
+    names = set()
+    for base, _, files in os.walk(test_dir):
+        for name in files:
+            if not name.endswith((".c", ".cc", ".h")):
+                continue
+            with open(os.path.join(base, name), errors="replace") as f:
+                names.update(re.findall(r"\b(MPIX?_[A-Za-z0-9_]+)\s*\(", f.read()))
+    return names
+
+
+def known_gaps(path):
+    gaps = set()
+    if not os.path.exists(path):
+        return gaps
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                gaps.add(line)
+    return gaps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", default=".", help="the repository (default .)")
+    ap.add_argument("--list", action="store_true",
+                    help="print every uncovered function and exit 0")
+    args = ap.parse_args()
+    header = os.path.join(args.root, "nmad/mpi/include/mpi.h")
+    tests = os.path.join(args.root, "tests/mpi")
+    gaps_file = os.path.join(args.root, "tools/mpi_coverage_known_gaps.txt")
+    for p in (header, tests):
+        if not os.path.exists(p):
+            print(f"mpi_coverage: {p} not found (--root is the repository)",
+                  file=sys.stderr)
+            return 2
+    decl = declared(header)
+    calls = called(tests)
+    uncovered = [n for n in decl if n not in calls]
+    print(f"mpi_coverage: {len(decl)} functions in mpi.h, "
+          f"{len(decl) - len(uncovered)} called by tests/mpi, "
+          f"{len(uncovered)} not")
+    if args.list:
+        for n in uncovered:
+            print(n)
+        return 0
+    gaps = known_gaps(gaps_file)
+    new = [n for n in uncovered if n not in gaps]
+    stale = sorted(g for g in gaps if g in decl and g not in uncovered)
+    unknown = sorted(g for g in gaps if g not in decl)
+    for n in new:
+        print(f"UNCOVERED {n}: declared in mpi.h, called by no test in "
+              f"tests/mpi (add a test; the known-gaps list only shrinks)")
+    for n in stale:
+        print(f"COVERED NOW {n}: remove it from {gaps_file}")
+    for n in unknown:
+        print(f"NOT IN mpi.h {n}: remove it from {gaps_file}")
+    if new or stale or unknown:
+        return 1
+    print(f"mpi_coverage: ok ({len(uncovered)} known gaps listed in "
+          f"{os.path.relpath(gaps_file, args.root)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
