@@ -5,7 +5,11 @@
 #include <mpi.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "nmad/mpi/internal/args.h"
@@ -249,7 +253,109 @@ int NonblockingSend(const void* buf, int count, MPI_Datatype datatype,
   return Register(*st, h, err, request);
 }
 
+// ---- Buffered sends (MPI_Buffer_attach, MPI_Bsend, MPI_Ibsend) ----
+
+// Gives back the space of the buffered sends that are done. bsend_mu held.
+void ReclaimBufferedSends(State& st) {
+  auto& v = st.bsends;
+  for (auto it = v.begin(); it != v.end();) {
+    MpiRequest& r = *it->req;
+    if (!IsDone(r)) {
+      ++it;
+      continue;
+    }
+    // Its caller has long returned: a failure can only be reported here.
+    if (int e = Finish(st, r, r.fn); e != MPI_SUCCESS)
+      std::fprintf(stderr,
+                   "rondo: a buffered send (%s) failed after it returned: "
+                   "MPI error %d\n",
+                   r.fn, e);
+    it = v.erase(it);
+  }
+}
+
+// The first gap of `need` bytes in the attached buffer, or SIZE_MAX.
+// bsend_mu held; segments are kept in offset order.
+size_t FindBufferSpace(const State& st, size_t need, size_t* free_bytes) {
+  size_t at = 0, best = SIZE_MAX, used = 0;
+  for (const auto& b : st.bsends) {
+    used += b.bytes;
+    if (best == SIZE_MAX && b.offset - at >= need) best = at;
+    at = b.offset + b.bytes;
+  }
+  if (best == SIZE_MAX && st.bsend_size >= at && st.bsend_size - at >= need)
+    best = at;
+  *free_bytes = st.bsend_size - used;
+  return best;
+}
+
+// Copies the message into the attached buffer and starts its send; returns
+// at once (MPI's buffered mode). MPI_ERR_BUFFER when no buffer is attached
+// or the message does not fit: nothing is sent then, and the messages
+// already accepted are not affected.
+int BufferedSend(State& st, const void* buf, int count, MPI_Datatype dt,
+                 int dest, int tag, MPI_Comm ch, const char* fn) {
+  int err = MPI_SUCCESS;
+  CommRef comm;
+  TypeRef type;
+  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
+                     &type))
+    return err;
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  const size_t bytes = static_cast<size_t>(count) * type->size();
+  // 8-byte aligned segments, the overhead in front of each.
+  const size_t need = (MPI_BSEND_OVERHEAD + bytes + 7) & ~size_t{7};
+  std::lock_guard<std::mutex> lock(st.bsend_mu);
+  if (!st.bsend_attached)
+    return RaiseError(comm.get(), MPI_ERR_BUFFER, fn,
+                      "no buffer is attached (call MPI_Buffer_attach with "
+                      "room for each message plus MPI_BSEND_OVERHEAD)");
+  ReclaimBufferedSends(st);
+  size_t free_bytes = 0;
+  const size_t at = FindBufferSpace(st, need, &free_bytes);
+  if (at == SIZE_MAX)
+    return RaiseError(
+        comm.get(), MPI_ERR_BUFFER, fn,
+        "a message of " + std::to_string(bytes) + " bytes needs " +
+            std::to_string(need) + " bytes of the attached buffer (with " +
+            "MPI_BSEND_OVERHEAD = " + std::to_string(MPI_BSEND_OVERHEAD) +
+            "), and " + std::to_string(free_bytes) + " of its " +
+            std::to_string(st.bsend_size) +
+            " bytes are free (in one piece: less); messages already "
+            "buffered are still sent");
+  uint8_t* copy = st.bsend_buf + at + MPI_BSEND_OVERHEAD;
+  if (bytes > 0) type->Pack(buf, count, copy);
+  auto req = std::make_unique<MpiRequest>();
+  err = StartSend(st, copy, static_cast<int>(bytes), MPI_BYTE, dest, tag, ch,
+                  SendMode::kStandard, *req, fn);
+  if (err != MPI_SUCCESS) return err;
+  State::BufferedSend b;
+  b.offset = at;
+  b.bytes = need;
+  b.req = std::move(req);
+  auto pos = std::lower_bound(
+      st.bsends.begin(), st.bsends.end(), at,
+      [](const State::BufferedSend& x, size_t off) { return x.offset < off; });
+  st.bsends.insert(pos, std::move(b));
+  return MPI_SUCCESS;
+}
+
 }  // namespace
+
+// Waits for every buffered send to be sent (MPI_Buffer_detach, and
+// MPI_Finalize, which behaves as if the buffer were detached).
+void DrainBufferedSends(State& st) {
+  IdleBackoff backoff(st.core());
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(st.bsend_mu);
+      ReclaimBufferedSends(st);
+      if (st.bsends.empty()) return;
+    }
+    backoff.Pass(ProgressPass(st, /*engine_too=*/false));
+  }
+}
+
 }  // namespace rondo::nmad::mpi
 
 using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
@@ -273,15 +379,68 @@ int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
 }
 
 // Ready mode is a standard send (its receive is posted by contract).
-// Buffered mode is too: Rondo has no MPI_Buffer_attach, so a large buffered
-// send waits for its receiver like a standard one (docs/mpi.md).
 int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
   return MPI_Send(buf, count, datatype, dest, tag, comm);
 }
+
 int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
-  return MPI_Send(buf, count, datatype, dest, tag, comm);
+  RONDO_MPI_ENTER("MPI_Bsend");
+  return BufferedSend(*st, buf, count, datatype, dest, tag, comm, kFn);
+}
+
+// The copy is made before it returns: its request is complete at once.
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Ibsend");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  int err = BufferedSend(*st, buf, count, datatype, dest, tag, comm, kFn);
+  if (err != MPI_SUCCESS) return err;
+  MpiRequest* r;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  r->kind = MpiRequest::Kind::kDone;
+  r->fn = kFn;
+  r->status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+  return Register(*st, h, MPI_SUCCESS, request);
+}
+
+int MPI_Buffer_attach(void* buffer, int size) {
+  RONDO_MPI_ENTER("MPI_Buffer_attach");
+  if (size < 0)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "size = " + std::to_string(size) + " (must be >= 0)");
+  if (buffer == nullptr && size > 0)
+    return RaiseError(nullptr, MPI_ERR_BUFFER, kFn,
+                      "buffer is NULL with size " + std::to_string(size));
+  std::lock_guard<std::mutex> lock(st->bsend_mu);
+  if (st->bsend_attached)
+    return RaiseError(nullptr, MPI_ERR_BUFFER, kFn,
+                      "a buffer of " + std::to_string(st->bsend_size) +
+                          " bytes is already attached (MPI_Buffer_detach "
+                          "it first)");
+  st->bsend_buf = static_cast<uint8_t*>(buffer);
+  st->bsend_size = static_cast<size_t>(size);
+  st->bsend_attached = true;
+  return MPI_SUCCESS;
+}
+
+// Waits until every buffered message has been sent, then gives the buffer
+// back: *(void**)buffer_addr and *size. With none attached: NULL and 0.
+int MPI_Buffer_detach(void* buffer_addr, int* size) {
+  RONDO_MPI_ENTER("MPI_Buffer_detach");
+  if (buffer_addr == nullptr || size == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "buffer_addr and size must not be NULL");
+  DrainBufferedSends(*st);
+  std::lock_guard<std::mutex> lock(st->bsend_mu);
+  *static_cast<void**>(buffer_addr) = st->bsend_buf;
+  *size = static_cast<int>(st->bsend_size);
+  st->bsend_buf = nullptr;
+  st->bsend_size = 0;
+  st->bsend_attached = false;
+  return MPI_SUCCESS;
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,

@@ -326,6 +326,8 @@ int MPI_Finalize(void) {
   if (st == nullptr)
     return RaiseError(nullptr, MPI_ERR_OTHER, "MPI_Finalize",
                       "MPI is not initialised");
+  // Buffered sends are sent first, as if the buffer were detached.
+  rondo::nmad::mpi::DrainBufferedSends(*st);
   // Operations still running must finish before the rails close: requests
   // freed by MPI_Request_free, and (an erroneous program) requests never
   // completed; those get a warning. The peers of a pending receive must

@@ -24,6 +24,9 @@ int Finish(State& st, MpiRequest& r, const char* fn);
 int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn);
 // For a receive that must be abandoned (an error after posting it).
 int CancelOrWait(State& st, MpiRequest& r);
+// Waits until every buffered send (MPI_Bsend/MPI_Ibsend) has been sent
+// (MPI_Buffer_detach; MPI_Finalize). Not with bsend_mu held.
+void DrainBufferedSends(State& st);
 // Maps a core Status to an MPI error class and raises it.
 int StatusError(const Comm* comm, Status s, const char* fn,
                 const std::string& what, int peer);

@@ -319,6 +319,20 @@ class State {
   std::mutex detached_mu;
   std::vector<uint32_t> detached;
 
+  // MPI_Buffer_attach's buffer and the buffered sends that occupy it (each
+  // a copy of its message at `offset`, MPI_BSEND_OVERHEAD bytes reserved
+  // in front, sent by a standard send from there), in offset order.
+  struct BufferedSend {
+    size_t offset = 0;
+    size_t bytes = 0;  // overhead included
+    std::unique_ptr<MpiRequest> req;
+  };
+  std::mutex bsend_mu;
+  uint8_t* bsend_buf = nullptr;
+  size_t bsend_size = 0;
+  bool bsend_attached = false;
+  std::vector<BufferedSend> bsends;
+
   // MPI_COMM_WORLD and MPI_COMM_SELF, which live until MPI_Finalize: the
   // fast path reaches them without the table's lock or a reference count.
   Comm* PredefinedComm(MPI_Comm h) const noexcept {
