@@ -1007,6 +1007,45 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     return Status::kOk;
   }
 
+  Status Improbe(SessionState* s, int source, int tag, bool* found,
+                 RecvInfo* info, Session::MatchedMessage* msg) noexcept {
+    if (found == nullptr || msg == nullptr) return Status::kInvalidArgument;
+    if (source != kAnySource && (source < 0 || source >= size))
+      return Status::kInvalidArgument;
+    if (tag < kAnyTag) return Status::kInvalidArgument;
+    *found = false;
+    Progress();
+    std::lock_guard<SpinLock> lock(s->mu);
+    if (auto* m = static_cast<Stashed*>(
+            s->match.MatchReceive(source, tag, /*take=*/true))) {
+      *found = true;
+      if (info) *info = {m->peer, m->view.tag, m->view.msg_size, 0};
+      msg->impl = m;
+      return Status::kOk;
+    }
+    if (source != kAnySource && gates[source]->failed.load())
+      return Status::kPeerFailed;
+    return Status::kOk;
+  }
+
+  Status Mrecv(Session::MatchedMessage& msg, void* buf, size_t len,
+               Request& req) noexcept {
+    auto* m = static_cast<Stashed*>(msg.impl);
+    if (m == nullptr || (buf == nullptr && len > 0))
+      return Status::kInvalidArgument;
+    if (!Claim(req)) return Status::kBusy;
+    msg.impl = nullptr;
+    RecvOp* r = NewRecv();
+    r->source = m->peer;
+    r->tag = m->view.tag;
+    r->buf = static_cast<uint8_t*>(buf);
+    r->len = len;
+    r->req = &req;
+    Consume(r, m->peer, m->view);
+    Free(m);
+    return Status::kOk;
+  }
+
   // Explicit polling from a waiting thread. The rails are polled directly
   // (try-lock: a progress thread polling the same rail is left alone), which
   // is what a waiter is there for and skips the queue tree's pop and re-push
@@ -1140,6 +1179,15 @@ Status Session::Recv(int source, int tag, void* buf, size_t len,
 Status Session::Iprobe(int source, int tag, bool* found,
                        RecvInfo* info) noexcept {
   return core_->Iprobe(&CoreImpl::State(*this), source, tag, found, info);
+}
+Status Session::Improbe(int source, int tag, bool* found, RecvInfo* info,
+                        MatchedMessage* msg) noexcept {
+  return core_->Improbe(&CoreImpl::State(*this), source, tag, found, info,
+                        msg);
+}
+Status Session::Mrecv(MatchedMessage& msg, void* buf, size_t len,
+                      Request& req) noexcept {
+  return core_->Mrecv(msg, buf, len, req);
 }
 Status Session::Probe(int source, int tag, RecvInfo* info) noexcept {
   for (;;) {

@@ -235,6 +235,19 @@ class Session {
   // Makes progress first. *info describes it (size = full message size).
   Status Iprobe(int source, int tag, bool* found, RecvInfo* info) noexcept;
   Status Probe(int source, int tag, RecvInfo* info) noexcept;
+  // Matched probe (MPI's Improbe/Mrecv): like Iprobe, but the message found
+  // is taken out of matching, so that no other receive or probe sees it;
+  // *msg then names it for exactly one Mrecv. Thread-safe where Iprobe then
+  // Irecv is not (another thread may receive in between).
+  struct MatchedMessage {
+    void* impl = nullptr;
+  };
+  Status Improbe(int source, int tag, bool* found, RecvInfo* info,
+                 MatchedMessage* msg) noexcept;
+  // Receives the message `msg` names (into buf/len, truncating as Irecv
+  // does) and clears `msg`; kInvalidArgument for an empty one.
+  Status Mrecv(MatchedMessage& msg, void* buf, size_t len,
+               Request& req) noexcept;
 
   // Active messages. Handlers are per session and id (0..65535); register
   // the same handlers on every rank before messages can arrive for them.

@@ -95,7 +95,8 @@ int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
 }
 
 int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
-              int tag, MPI_Comm ch, MpiRequest& r, const char* fn) {
+              int tag, MPI_Comm ch, MpiRequest& r, const char* fn,
+              Session::MatchedMessage* matched = nullptr) {
   int err = MPI_SUCCESS;
   CommRef comm = CheckCommRef(st, ch, fn, &err);
   if (!comm) return err;
@@ -130,8 +131,10 @@ int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
   }
   r.kind = MpiRequest::Kind::kRecv;
   const int src = source == MPI_ANY_SOURCE ? kAnySource : c.world[source];
-  Status s = c.p2p->Irecv(src, tag == MPI_ANY_TAG ? kAnyTag : tag, data,
-                          bytes, r.req);
+  Status s = matched != nullptr
+                 ? c.p2p->Mrecv(*matched, data, bytes, r.req)
+                 : c.p2p->Irecv(src, tag == MPI_ANY_TAG ? kAnyTag : tag, data,
+                                bytes, r.req);
   if (s != Status::kOk) {
     r.kind = MpiRequest::Kind::kDone;
     return StatusError(&c, s, fn,
@@ -251,6 +254,63 @@ int NonblockingSend(const void* buf, int count, MPI_Datatype datatype,
   if (h == 0) return err;
   err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, *r, kFn);
   return Register(*st, h, err, request);
+}
+
+// ---- Matched probe (MPI_Improbe, MPI_Mprobe, MPI_Mrecv, MPI_Imrecv) ----
+
+// Takes the message `*message` names out of the table (MPI_MESSAGE_NULL
+// after), or says why it cannot. MPI_MESSAGE_NO_PROC gives *no_proc.
+int TakeMessage(State& st, MPI_Message* message, const char* fn,
+                State::ProbedMessage* out, bool* no_proc) {
+  *no_proc = false;
+  if (message == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      "message is NULL (pass the address of an MPI_Message)");
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    *no_proc = true;
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  std::lock_guard<std::mutex> lock(st.messages_mu);
+  auto it = st.messages.find(*message);
+  if (it == st.messages.end())
+    return RaiseError(nullptr, MPI_ERR_REQUEST, fn,
+                      "message = " + std::to_string(*message) +
+                          " is not a message of MPI_Mprobe/MPI_Improbe "
+                          "(MPI_MESSAGE_NULL, already received, or never "
+                          "probed)");
+  *out = std::move(it->second);
+  st.messages.erase(it);
+  *message = MPI_MESSAGE_NULL;
+  return MPI_SUCCESS;
+}
+
+// Starts the receive of a probed message into `r`; `c` is its
+// communicator (its CommRef keeps it alive).
+int StartMatchedRecv(State& st, void* buf, int count, MPI_Datatype dt,
+                     MPI_Message* message, MpiRequest& r, const char* fn) {
+  State::ProbedMessage pm;
+  bool no_proc = false;
+  if (int e = TakeMessage(st, message, fn, &pm, &no_proc)) return e;
+  if (no_proc) {
+    r.kind = MpiRequest::Kind::kDone;
+    r.fn = fn;
+    r.status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return MPI_SUCCESS;
+  }
+  // The handle of the probed message's communicator: the table holds it.
+  const MPI_Comm ch = pm.comm->handle;
+  int err = StartRecv(st, buf, count, dt, MPI_ANY_SOURCE, MPI_ANY_TAG, ch, r,
+                      fn, &pm.msg);
+  if (err != MPI_SUCCESS && pm.msg.impl != nullptr) {
+    // Refused before the core took it (bad buffer or type): it stays
+    // probed, under a new number in *message, for a correct MPI_Mrecv.
+    std::lock_guard<std::mutex> lock(st.messages_mu);
+    const int h = st.next_message++;
+    st.messages.emplace(h, std::move(pm));
+    *message = h;
+  }
+  return err;
 }
 
 // ---- Buffered sends (MPI_Buffer_attach, MPI_Bsend, MPI_Ibsend) ----
@@ -570,6 +630,84 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
   }
   if (!found) sched_yield();  // a polling loop lets the sender run
   return MPI_SUCCESS;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
+                MPI_Message* message, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Improbe");
+  int err = MPI_SUCCESS;
+  CommRef c = CheckCommRef(*st, comm, kFn, &err);
+  if (!c) return err;
+  if (!CheckRank(source, *c, true, kFn, &err, "source") ||
+      !CheckTag(tag, true, *c, kFn, &err))
+    return err;
+  if (flag == nullptr || message == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
+                      "flag and message must not be NULL");
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    if (status) *status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return MPI_SUCCESS;
+  }
+  bool found = false;
+  RecvInfo info;
+  rondo::nmad::Session::MatchedMessage msg;
+  Status s = c->p2p->Improbe(
+      source == MPI_ANY_SOURCE ? kAnySource : c->world[source],
+      tag == MPI_ANY_TAG ? kAnyTag : tag, &found, &info, &msg);
+  if (s != Status::kOk)
+    return StatusError(c.get(), s, kFn, "matched probe", source);
+  *flag = found;
+  if (!found) {
+    sched_yield();  // a polling loop lets the sender run
+    return MPI_SUCCESS;
+  }
+  if (status) {
+    status->MPI_SOURCE = c->from_world[info.source];
+    status->MPI_TAG = info.tag;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->rondo_cancelled = 0;
+    status->rondo_bytes = static_cast<long long>(info.size);
+  }
+  std::lock_guard<std::mutex> lock(st->messages_mu);
+  const int h = st->next_message++;
+  st->messages.emplace(h, State::ProbedMessage{std::move(c), msg});
+  *message = h;
+  return MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
+               MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Mprobe");
+  (void)kFn;
+  int flag = 0;
+  for (;;) {
+    int err = MPI_Improbe(source, tag, comm, &flag, message, status);
+    if (err != MPI_SUCCESS || flag) return err;
+    (void)st->engine().Poll();
+  }
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
+              MPI_Message* message, MPI_Status* status) {
+  RONDO_MPI_ENTER("MPI_Mrecv");
+  MpiRequest r;
+  int err = StartMatchedRecv(*st, buf, count, datatype, message, r, kFn);
+  if (err != MPI_SUCCESS) return err;
+  return WaitOne(*st, r, status, kFn);
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
+               MPI_Message* message, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Imrecv");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  MpiRequest* r;
+  int err = MPI_SUCCESS;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  err = StartMatchedRecv(*st, buf, count, datatype, message, *r, kFn);
+  return Register(*st, h, err, request);
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {

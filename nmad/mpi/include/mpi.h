@@ -44,6 +44,9 @@ typedef int MPI_Win;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
+typedef int MPI_Message;
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
 typedef int MPI_Fint;
 
 typedef struct MPI_Status {
@@ -323,6 +326,14 @@ int MPI_Request_get_status(MPI_Request request, int* flag,
                            MPI_Status* status);
 int MPI_Cancel(MPI_Request* request);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
+                MPI_Message* message, MPI_Status* status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
+               MPI_Status* status);
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
+              MPI_Message* message, MPI_Status* status);
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
+               MPI_Message* message, MPI_Request* request);
 int MPI_Status_set_cancelled(MPI_Status* status, int flag);
 int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype,
                             int count);

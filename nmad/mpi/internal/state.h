@@ -327,6 +327,16 @@ class State {
     size_t bytes = 0;  // overhead included
     std::unique_ptr<MpiRequest> req;
   };
+  // Messages taken by MPI_Improbe/MPI_Mprobe, until their MPI_Mrecv: the
+  // communicator they came on and the core's handle (nmad::Session).
+  struct ProbedMessage {
+    CommRef comm;
+    Session::MatchedMessage msg;
+  };
+  std::mutex messages_mu;
+  std::unordered_map<int, ProbedMessage> messages;
+  int next_message = 1;
+
   std::mutex bsend_mu;
   uint8_t* bsend_buf = nullptr;
   size_t bsend_size = 0;
