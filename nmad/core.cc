@@ -989,6 +989,19 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
 
   Status Iprobe(SessionState* s, int source, int tag, bool* found,
                 RecvInfo* info) noexcept {
+    return Probe(s, source, tag, found, info, nullptr);
+  }
+
+  Status Improbe(SessionState* s, int source, int tag, bool* found,
+                 RecvInfo* info, Session::MatchedMessage* msg) noexcept {
+    if (msg == nullptr) return Status::kInvalidArgument;
+    return Probe(s, source, tag, found, info, msg);
+  }
+
+  // Iprobe, or with `msg` a matched probe: the message found is taken out
+  // of matching and named by *msg.
+  Status Probe(SessionState* s, int source, int tag, bool* found,
+               RecvInfo* info, Session::MatchedMessage* msg) noexcept {
     if (found == nullptr) return Status::kInvalidArgument;
     if (source != kAnySource && (source < 0 || source >= size))
       return Status::kInvalidArgument;
@@ -997,30 +1010,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     Progress();
     std::lock_guard<SpinLock> lock(s->mu);
     if (auto* m = static_cast<Stashed*>(
-            s->match.MatchReceive(source, tag, /*take=*/false))) {
+            s->match.MatchReceive(source, tag, /*take=*/msg != nullptr))) {
       *found = true;
       if (info) *info = {m->peer, m->view.tag, m->view.msg_size, 0};
-      return Status::kOk;
-    }
-    if (source != kAnySource && gates[source]->failed.load())
-      return Status::kPeerFailed;
-    return Status::kOk;
-  }
-
-  Status Improbe(SessionState* s, int source, int tag, bool* found,
-                 RecvInfo* info, Session::MatchedMessage* msg) noexcept {
-    if (found == nullptr || msg == nullptr) return Status::kInvalidArgument;
-    if (source != kAnySource && (source < 0 || source >= size))
-      return Status::kInvalidArgument;
-    if (tag < kAnyTag) return Status::kInvalidArgument;
-    *found = false;
-    Progress();
-    std::lock_guard<SpinLock> lock(s->mu);
-    if (auto* m = static_cast<Stashed*>(
-            s->match.MatchReceive(source, tag, /*take=*/true))) {
-      *found = true;
-      if (info) *info = {m->peer, m->view.tag, m->view.msg_size, 0};
-      msg->impl = m;
+      if (msg) msg->impl = m;
       return Status::kOk;
     }
     if (source != kAnySource && gates[source]->failed.load())
