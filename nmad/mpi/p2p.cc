@@ -739,9 +739,11 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
-                     int* count) {
-  RONDO_MPI_ENTER("MPI_Get_elements");
+// MPI_Get_elements and _x: the basic elements `status` holds (-1: it ends
+// inside one).
+static int Elements(const MPI_Status* status, MPI_Datatype datatype,
+                    const void* count, int64_t* n, const char* fn) {
+  RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
   if (status == nullptr || count == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
@@ -749,31 +751,24 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
   TypePtr type = CheckType(*st, datatype, nullptr, kFn, &err, "datatype",
                            false);
   if (!type) return err;
-  const int64_t size = type->size();
-  if (size == 0) {
-    *count = 0;
-    return MPI_SUCCESS;
-  }
-  const int64_t n = type->CountElements(status->rondo_bytes);
+  *n = type->size() == 0 ? 0 : type->CountElements(status->rondo_bytes);
+  return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
+                     int* count) {
+  int64_t n = 0;
+  if (int e = Elements(status, datatype, count, &n, "MPI_Get_elements"))
+    return e;
   *count = n < 0 || n > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(n);
   return MPI_SUCCESS;
 }
 
 int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
                        MPI_Count* count) {
-  RONDO_MPI_ENTER("MPI_Get_elements_x");
-  int err = MPI_SUCCESS;
-  if (status == nullptr || count == nullptr)
-    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
-                      "status and count must not be NULL");
-  TypePtr type = CheckType(*st, datatype, nullptr, kFn, &err, "datatype",
-                           false);
-  if (!type) return err;
-  if (type->size() == 0) {
-    *count = 0;
-    return MPI_SUCCESS;
-  }
-  const int64_t n = type->CountElements(status->rondo_bytes);
+  int64_t n = 0;
+  if (int e = Elements(status, datatype, count, &n, "MPI_Get_elements_x"))
+    return e;
   *count = n < 0 ? MPI_UNDEFINED : n;
   return MPI_SUCCESS;
 }

@@ -186,58 +186,50 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   return MPI_SUCCESS;
 }
 
+}  // extern "C"
+
+namespace rondo::nmad::mpi {
+namespace {
+
+// The four extent queries (MPI_Aint and MPI_Count forms, extent and true
+// extent).
+template <typename T>
+int Extent(MPI_Datatype datatype, T* lb, T* extent, bool true_extent,
+           const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
+  if (!t) return err;
+  if (!OutArg(lb, true_extent ? "true_lb" : "lb", kFn, &err) ||
+      !OutArg(extent, true_extent ? "true_extent" : "extent", kFn, &err))
+    return err;
+  *lb = true_extent ? t->true_lb() : t->lb();
+  *extent = true_extent ? t->true_extent() : t->extent();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rondo::nmad::mpi
+
+extern "C" {
+
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb,
                           MPI_Count* extent) {
-  RONDO_MPI_ENTER("MPI_Type_get_extent_x");
-  int err = MPI_SUCCESS;
-  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
-  if (!t) return err;
-  if (!OutArg(lb, "lb", kFn, &err) || !OutArg(extent, "extent", kFn, &err))
-    return err;
-  *lb = t->lb();
-  *extent = t->extent();
-  return MPI_SUCCESS;
+  return Extent(datatype, lb, extent, false, "MPI_Type_get_extent_x");
 }
-
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
                                MPI_Count* true_extent) {
-  RONDO_MPI_ENTER("MPI_Type_get_true_extent_x");
-  int err = MPI_SUCCESS;
-  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
-  if (!t) return err;
-  if (!OutArg(true_lb, "true_lb", kFn, &err) ||
-      !OutArg(true_extent, "true_extent", kFn, &err))
-    return err;
-  *true_lb = t->true_lb();
-  *true_extent = t->true_extent();
-  return MPI_SUCCESS;
+  return Extent(datatype, true_lb, true_extent, true,
+                "MPI_Type_get_true_extent_x");
 }
-
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
                         MPI_Aint* extent) {
-  RONDO_MPI_ENTER("MPI_Type_get_extent");
-  int err = MPI_SUCCESS;
-  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
-  if (!t) return err;
-  if (!OutArg(lb, "lb", kFn, &err) || !OutArg(extent, "extent", kFn, &err))
-    return err;
-  *lb = t->lb();
-  *extent = t->extent();
-  return MPI_SUCCESS;
+  return Extent(datatype, lb, extent, false, "MPI_Type_get_extent");
 }
-
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
                              MPI_Aint* true_extent) {
-  RONDO_MPI_ENTER("MPI_Type_get_true_extent");
-  int err = MPI_SUCCESS;
-  TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
-  if (!t) return err;
-  if (!OutArg(true_lb, "true_lb", kFn, &err) ||
-      !OutArg(true_extent, "true_extent", kFn, &err))
-    return err;
-  *true_lb = t->true_lb();
-  *true_extent = t->true_extent();
-  return MPI_SUCCESS;
+  return Extent(datatype, true_lb, true_extent, true,
+                "MPI_Type_get_true_extent");
 }
 
 int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
