@@ -58,6 +58,17 @@ void Recycle(MpiRequest& r) {
   r.fn = "";
 }
 
+// How a collective call runs: blocking; nonblocking (a new request); or
+// the init of a persistent collective (an inactive request that MPI_Start
+// starts).
+struct Mode {
+  enum Kind : uint8_t { kBlocking, kNonblocking, kInit };
+  Kind kind = kBlocking;
+  bool blocking() const { return kind == kBlocking; }
+};
+constexpr Mode kBlockingCall{Mode::kBlocking};
+constexpr Mode kNonblockingCall{Mode::kNonblocking};
+
 // The request of a collective call. A blocking call completes before it
 // returns, so each thread reuses one request, and with it the Operation and
 // its step states, temporaries and lists: the cached-schedule path of a
@@ -65,8 +76,13 @@ void Recycle(MpiRequest& r) {
 // referenced elsewhere (a blocking collective started from inside another
 // call's completion, which MPI does not allow but costs nothing to survive)
 // is not reused.
-ReqPtr NewRequest(bool blocking) {
-  if (!blocking) return std::make_shared<MpiRequest>();
+ReqPtr NewRequest(Mode mode) {
+  if (mode.kind == Mode::kInit) {
+    auto r = std::make_shared<MpiRequest>();
+    r->persistent = std::make_unique<PersistentOp>();
+    return r;
+  }
+  if (!mode.blocking()) return std::make_shared<MpiRequest>();
   thread_local ReqPtr cached;
   if (!cached) {
     cached = std::make_shared<MpiRequest>();
@@ -82,6 +98,15 @@ uint8_t* Stage(MpiRequest& r, size_t bytes) {
   return r.stagings.back().get();
 }
 
+// Packs input data into a staging buffer now and, for a persistent
+// collective, again at every MPI_Start (the application changes the data
+// between starts; the staging buffers stay). `pack` captures by value.
+template <typename Pack>
+void PackInput(MpiRequest& r, Pack&& pack) {
+  pack();
+  if (r.persistent) r.persistent->on_start.emplace_back(std::forward<Pack>(pack));
+}
+
 // `count` items of `t` at `buf` as contiguous bytes for a schedule.
 const uint8_t* InBytes(MpiRequest& r, const void* buf, int64_t count,
                        const Datatype& t) {
@@ -89,7 +114,9 @@ const uint8_t* InBytes(MpiRequest& r, const void* buf, int64_t count,
   if (bytes == 0) return nullptr;
   if (t.is_contiguous()) return static_cast<const uint8_t*>(buf) + t.true_lb();
   uint8_t* s = Stage(r, bytes);
-  t.Pack(buf, count, s);
+  PackInput(r, [t = t.shared_from_this(), buf, count, s] {
+    t->Pack(buf, count, s);
+  });
   return s;
 }
 
@@ -102,7 +129,7 @@ uint8_t* OutBytes(MpiRequest& r, void* buf, int64_t count, const TypePtr& t,
   if (bytes == 0) return nullptr;
   if (t->is_contiguous()) return static_cast<uint8_t*>(buf) + t->true_lb();
   uint8_t* s = Stage(r, bytes);
-  if (prefill) t->Pack(buf, count, s);
+  if (prefill) PackInput(r, [t, buf, count, s] { t->Pack(buf, count, s); });
   r.on_complete.push_back([s, buf, count, t, bytes] {
     t->Unpack(s, static_cast<int64_t>(bytes), buf, count);
   });
@@ -180,10 +207,14 @@ ReduceBufs SetupReduce(MpiRequest& r, const void* sendbuf, void* recvbuf,
     // Staging base B stands for user address buf + lb.
     auto copy_in = [&](const void* buf) {
       uint8_t* s = Stage(r, b.bytes);
-      std::memset(s, 0, b.bytes);
-      std::memcpy(s + (type->true_lb() - type->lb()),
-                  static_cast<const uint8_t*>(buf) + type->true_lb(),
-                  static_cast<size_t>(type->SpanBytes(count)));
+      const size_t bytes = b.bytes;
+      const int64_t at = type->true_lb() - type->lb();
+      const uint8_t* from = static_cast<const uint8_t*>(buf) + type->true_lb();
+      const size_t span = static_cast<size_t>(type->SpanBytes(count));
+      PackInput(r, [s, bytes, at, from, span] {
+        std::memset(s, 0, bytes);
+        std::memcpy(s + at, from, span);
+      });
       return s;
     };
     b.send = copy_in(input);
@@ -266,10 +297,30 @@ int SplitLevel(State& st, const Comm& comm, coll::Collective c,
   return s >= 0 ? s : -1;
 }
 
-// Builds and starts the schedule; waits when blocking.
+// Starts a persistent collective's prepared schedule on `r` (MPI_Start).
+int StartPrepared(State& st, MpiRequest& r, const void* send, void* recv,
+                  coll::ReduceFn reduce) {
+  const Comm& comm = *r.comm;
+  r.kind = MpiRequest::Kind::kColl;
+  coll::CommView view{&st.core(), comm.coll, comm.world.data(), comm.size,
+                      &st.engine().progress_cpuset()};
+  Status s = r.op->Start(view, r.persistent->prepared, send, recv,
+                         r.persistent->tag_base, reduce, &OnCollDone, &r,
+                         /*caller_waits=*/false);
+  if (s != Status::kOk) {
+    r.kind = MpiRequest::Kind::kDone;
+    return RaiseError(r.comm.get(), MPI_ERR_INTERN, r.fn,
+                      "cannot start the collective: " + r.op->error());
+  }
+  return MPI_SUCCESS;
+}
+
+// Builds and starts the schedule; waits when blocking. A persistent init
+// prepares it and registers the inactive request.
 int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
            const void* send, void* recv, coll::ReduceFn reduce,
-           bool blocking, MPI_Request* out, const char* fn) {
+           Mode mode, MPI_Request* out, const char* fn) {
+  const bool blocking = mode.blocking();
   args.rank = comm->rank;
   args.size = comm->size;
   args.segment_bytes = st.segment_bytes;
@@ -281,6 +332,7 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   args.oversubscribed = args.single_node && engine.oversubscribed();
   args.elem_size = reduce.fn ? reduce.elem_size : 1;
   const uint64_t seq = comm->coll_seq.fetch_add(1, std::memory_order_relaxed);
+  // A persistent collective is nonblocking at every start.
   int split = SplitLevel(st, *comm, args.collective, blocking);
   const coll::Algorithm forced =
       split >= 0 ? TreeAlgorithm(args.collective)
@@ -332,6 +384,23 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   r->comm = comm;
   r->fn = fn;
   if (!r->op) r->op = std::make_unique<coll::Operation>();
+  if (mode.kind == Mode::kInit) {
+    // Checked, staged and prepared once: a start packs the inputs of
+    // derived datatypes again (on_start) and starts the operation.
+    PersistentOp& p = *r->persistent;
+    p.tag_base = coll::TagBase(seq, /*blocking=*/false);
+    p.prepared = std::move(prepared);
+    p.start = [send, recv, reduce](State& s, MpiRequest& q) {
+      for (auto& pack : q.persistent->on_start) pack();
+      return StartPrepared(s, q, send, recv, reduce);
+    };
+    r->kind = MpiRequest::Kind::kDone;  // inactive until MPI_Start
+    *out = st.requests.Add(std::move(r));
+    if (*out == MPI_REQUEST_NULL)
+      return RaiseError(comm.get(), MPI_ERR_NO_MEM, fn,
+                        "too many requests in flight");
+    return MPI_SUCCESS;
+  }
   coll::CommView view{&st.core(), comm->coll, comm->world.data(),
                       comm->size, &st.engine().progress_cpuset()};
   Status s = r->op->Start(view, std::move(prepared), send, recv,
@@ -353,11 +422,11 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
 }
 
 // Common argument checks; returns the communicator or null with *err set.
-CommPtr Enter(State& st, MPI_Comm c, bool blocking, MPI_Request* request,
+CommPtr Enter(State& st, MPI_Comm c, Mode mode, MPI_Request* request,
               const char* fn, int* err) {
   CommPtr comm = CheckComm(st, c, fn, err);
   if (!comm) return nullptr;
-  if (!blocking && request == nullptr) {
+  if (!mode.blocking() && request == nullptr) {
     *err = RaiseError(comm.get(), MPI_ERR_REQUEST, fn,
                       "request is NULL (pass the address of an MPI_Request)");
     return nullptr;
@@ -387,22 +456,22 @@ bool CheckCounts(const int* counts, const int* displs, int n,
 
 // ---- the collectives ----
 
-int Barrier(MPI_Comm c, bool blocking, MPI_Request* req, const char* fn) {
+int Barrier(MPI_Comm c, Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   CollArgs a;
   a.collective = Collective::kBarrier;
-  return Launch(*st, comm, NewRequest(blocking), a, nullptr,
-                nullptr, {}, blocking, req, kFn);
+  return Launch(*st, comm, NewRequest(mode), a, nullptr,
+                nullptr, {}, mode, req, kFn);
 }
 
 int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
-          bool blocking, MPI_Request* req, const char* fn) {
+          Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   TypePtr type = CheckType(*st, dt, comm.get(), kFn, &err);
   if (!type) return err;
@@ -410,7 +479,7 @@ int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
       !CheckRoot(root, *comm, kFn, &err) ||
       !CheckBuffer(buf, count, *type, comm.get(), kFn, &err, "buffer"))
     return err;
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = type;
   CollArgs a;
   a.collective = Collective::kBcast;
@@ -419,16 +488,16 @@ int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
   uint8_t* data = comm->rank == root
                       ? const_cast<uint8_t*>(InBytes(*r, buf, count, *type))
                       : OutBytes(*r, buf, count, type);
-  return Launch(*st, comm, r, a, nullptr, data, {}, blocking, req, kFn);
+  return Launch(*st, comm, r, a, nullptr, data, {}, mode, req, kFn);
 }
 
 // Reduce, Allreduce, Scan, Exscan: one vector per rank.
 int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
                int count, MPI_Datatype dt, MPI_Op o, int root, MPI_Comm c,
-               bool blocking, MPI_Request* req, const char* fn) {
+               Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   TypePtr type = CheckType(*st, dt, comm.get(), kFn, &err);
   if (!type) return err;
@@ -448,7 +517,7 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
       (is_root && !CheckBuffer(recvbuf, count, *type, comm.get(), kFn, &err,
                                "recvbuf")))
     return err;
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = type;
   coll::ReduceFn fn_ctx;
   // Exscan's rank 0 output is undefined: the schedule leaves it alone.
@@ -464,16 +533,16 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
   // MPI forbids overlapping send and receive buffers outside MPI_IN_PLACE
   // (and staged copies never overlap).
   a.buffers_disjoint = kind == Collective::kAllreduce && !in_place;
-  return Launch(*st, comm, r, a, b.send, b.recv, fn_ctx, blocking, req, kFn);
+  return Launch(*st, comm, r, a, b.send, b.recv, fn_ctx, mode, req, kFn);
 }
 
 int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
            void* recvbuf, int rcount, MPI_Datatype rtype, int root,
-           MPI_Comm c, bool all, bool blocking, MPI_Request* req,
+           MPI_Comm c, bool all, Mode mode, MPI_Request* req,
            const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   if (!all && !CheckRoot(root, *comm, kFn, &err)) return err;
   const bool is_root = all || comm->rank == root;
@@ -492,7 +561,7 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = st_type ? st_type : rt_type;
   r->more_types = {rt_type};
   const uint64_t block =
@@ -515,15 +584,15 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
   a.collective = all ? Collective::kAllgather : Collective::kGather;
   a.root = root;
   a.bytes = block;
-  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+  return Launch(*st, comm, r, a, in, out, {}, mode, req, kFn);
 }
 
 int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
             void* recvbuf, int rcount, MPI_Datatype rtype, int root,
-            MPI_Comm c, bool blocking, MPI_Request* req, const char* fn) {
+            MPI_Comm c, Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   if (!CheckRoot(root, *comm, kFn, &err)) return err;
   const bool is_root = comm->rank == root;
@@ -542,7 +611,7 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = rt_type ? rt_type : st_type;
   r->more_types = {st_type};
   const uint64_t block =
@@ -564,7 +633,7 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
   a.collective = Collective::kScatter;
   a.root = root;
   a.bytes = block;
-  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+  return Launch(*st, comm, r, a, in, out, {}, mode, req, kFn);
 }
 
 // Gatherv / Allgatherv. Derived receive types use a packed staging layout
@@ -572,10 +641,10 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
 int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
             void* recvbuf, const int* rcounts, const int* displs,
             MPI_Datatype rtype, int root, MPI_Comm c, bool all,
-            bool blocking, MPI_Request* req, const char* fn) {
+            Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   if (!all && !CheckRoot(root, *comm, kFn, &err)) return err;
   const bool is_root = all || comm->rank == root;
@@ -597,7 +666,7 @@ int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
                      &err))
       return err;
   }
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = st_type ? st_type : rt_type;
   r->more_types = {rt_type};
   CollArgs a;
@@ -626,9 +695,12 @@ int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
       std::vector<uint64_t> at = a.displs;
       const int64_t ext = rt_type->extent();
       TypePtr t = rt_type;
-      if (in_place)
-        t->Pack(static_cast<uint8_t*>(recvbuf) + ds[comm->rank] * ext,
-                cs[comm->rank], out + at[comm->rank]);
+      if (in_place) {
+        const uint8_t* from =
+            static_cast<uint8_t*>(recvbuf) + ds[comm->rank] * ext;
+        PackInput(*r, [t, from, c = cs[comm->rank],
+                       to = out + at[comm->rank]] { t->Pack(from, c, to); });
+      }
       r->on_complete.push_back([t, out, recvbuf, cs, ds, at, ext] {
         for (size_t i = 0; i < cs.size(); ++i)
           t->Unpack(out + at[i], cs[i] * t->size(),
@@ -654,16 +726,16 @@ int Gatherv(const void* sendbuf, int scount, MPI_Datatype stype,
     a.displs.assign(n, 0);
     a.counts[comm->rank] = mine;
   }
-  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+  return Launch(*st, comm, r, a, in, out, {}, mode, req, kFn);
 }
 
 int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
              MPI_Datatype stype, void* recvbuf, int rcount,
-             MPI_Datatype rtype, int root, MPI_Comm c, bool blocking,
+             MPI_Datatype rtype, int root, MPI_Comm c, Mode mode,
              MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   if (!CheckRoot(root, *comm, kFn, &err)) return err;
   const int n = comm->size;
@@ -684,7 +756,7 @@ int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = rt_type ? rt_type : st_type;
   r->more_types = {st_type};
   CollArgs a;
@@ -709,10 +781,14 @@ int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
         total += a.counts[i];
       }
       uint8_t* s = Stage(*r, total);
-      for (int i = 0; i < n; ++i)
-        st_type->Pack(static_cast<const uint8_t*>(sendbuf) +
-                          displs[i] * st_type->extent(),
-                      scounts[i], s + a.displs[i]);
+      PackInput(*r, [st_type, sendbuf, s, at = a.displs,
+                     cs = std::vector<int>(scounts, scounts + n),
+                     ds = std::vector<int>(displs, displs + n)] {
+        for (size_t i = 0; i < cs.size(); ++i)
+          st_type->Pack(static_cast<const uint8_t*>(sendbuf) +
+                            ds[i] * st_type->extent(),
+                        cs[i], s + at[i]);
+      });
       in = s;
     }
   }
@@ -727,7 +803,7 @@ int Scatterv(const void* sendbuf, const int* scounts, const int* displs,
   a.bytes = mine;
   uint8_t* out = in_place ? const_cast<uint8_t*>(in) + a.displs[root]
                           : OutBytes(*r, recvbuf, rcount, rt_type);
-  return Launch(*st, comm, r, a, in, out, {}, blocking, req, kFn);
+  return Launch(*st, comm, r, a, in, out, {}, mode, req, kFn);
 }
 
 // Alltoall, Alltoallv and Alltoallw share one path: per-peer byte blocks.
@@ -742,9 +818,9 @@ struct PeerSide {
 
 int AlltoallCommon(Collective kind, PeerSide send, PeerSide recv,
                    bool in_place, const CommPtr& comm, State& st,
-                   bool blocking, MPI_Request* req, const char* fn) {
+                   Mode mode, MPI_Request* req, const char* fn) {
   const int n = comm->size;
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->more_types = recv.types;
   for (auto& t : send.types) r->more_types.push_back(t);
   auto disp = [](const PeerSide& p, int i) -> int64_t {
@@ -791,9 +867,17 @@ int AlltoallCommon(Collective kind, PeerSide send, PeerSide recv,
       sout += a.counts[i];
     }
     uint8_t* sbuf = Stage(*r, sin);
-    for (int i = 0; i < n; ++i)
-      src.types[i]->Pack(static_cast<const uint8_t*>(src.buf) + disp(src, i),
-                         src.counts[i], sbuf + a.send_displs[i]);
+    {
+      std::vector<int64_t> from(n);
+      for (int i = 0; i < n; ++i) from[i] = disp(src, i);
+      PackInput(*r, [types = src.types, buf = src.buf, from,
+                     cs = std::vector<int>(src.counts, src.counts + n),
+                     at = a.send_displs, sbuf] {
+        for (size_t i = 0; i < cs.size(); ++i)
+          types[i]->Pack(static_cast<const uint8_t*>(buf) + from[i], cs[i],
+                         sbuf + at[i]);
+      });
+    }
     uint8_t* rbuf = Stage(*r, sout);
     std::vector<TypePtr> types = recv.types;
     std::vector<int> cs(recv.counts, recv.counts + n);
@@ -810,15 +894,15 @@ int AlltoallCommon(Collective kind, PeerSide send, PeerSide recv,
     out = rbuf;
   }
   (void)kind;
-  return Launch(st, comm, r, a, in, out, {}, blocking, req, fn);
+  return Launch(st, comm, r, a, in, out, {}, mode, req, fn);
 }
 
 int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
              void* recvbuf, int rcount, MPI_Datatype rtype, MPI_Comm c,
-             bool blocking, MPI_Request* req, const char* fn) {
+             Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const int n = comm->size;
@@ -838,7 +922,7 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
   }
   if (!in_place && stt->is_contiguous() && rt->is_contiguous()) {
     // The common case: the uniform schedule (Bruck or pairwise).
-    auto r = NewRequest(blocking);
+    auto r = NewRequest(mode);
     r->type = rt;
     CollArgs a;
     a.collective = Collective::kAlltoall;
@@ -846,7 +930,7 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
     return Launch(*st, comm, r, a,
                   static_cast<const uint8_t*>(sendbuf) + stt->true_lb(),
                   static_cast<uint8_t*>(recvbuf) + rt->true_lb(), {},
-                  blocking, req, kFn);
+                  mode, req, kFn);
   }
   std::vector<int> sc(n, in_place ? rcount : scount), rc(n, rcount);
   std::vector<int> sd(n), rd(n);
@@ -859,16 +943,16 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
   PeerSide recv{recvbuf, rc.data(), rd.data(), false,
                 std::vector<TypePtr>(n, rt)};
   return AlltoallCommon(Collective::kAlltoall, send, recv, in_place, comm,
-                        *st, blocking, req, kFn);
+                        *st, mode, req, kFn);
 }
 
 int Alltoallv(const void* sendbuf, const int* scounts, const int* sdispls,
               MPI_Datatype stype, void* recvbuf, const int* rcounts,
               const int* rdispls, MPI_Datatype rtype, MPI_Comm c,
-              bool blocking, MPI_Request* req, const char* fn) {
+              Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   const int n = comm->size;
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -888,16 +972,16 @@ int Alltoallv(const void* sendbuf, const int* scounts, const int* sdispls,
                 std::vector<TypePtr>(n, stt)};
   PeerSide recv{recvbuf, rcounts, rdispls, false, std::vector<TypePtr>(n, rt)};
   return AlltoallCommon(Collective::kAlltoallv, send, recv, in_place, comm,
-                        *st, blocking, req, kFn);
+                        *st, mode, req, kFn);
 }
 
 int Alltoallw(const void* sendbuf, const int* scounts, const int* sdispls,
               const MPI_Datatype* stypes, void* recvbuf, const int* rcounts,
               const int* rdispls, const MPI_Datatype* rtypes, MPI_Comm c,
-              bool blocking, MPI_Request* req, const char* fn) {
+              Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   const int n = comm->size;
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -927,16 +1011,16 @@ int Alltoallw(const void* sendbuf, const int* scounts, const int* sdispls,
                 in_place ? rdispls : sdispls, true, sts};
   PeerSide recv{recvbuf, rcounts, rdispls, true, rts};
   return AlltoallCommon(Collective::kAlltoallv, send, recv, in_place, comm,
-                        *st, blocking, req, kFn);
+                        *st, mode, req, kFn);
 }
 
 // Reduce_scatter (per-rank counts) and Reduce_scatter_block.
 int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
                   int block_count, MPI_Datatype dt, MPI_Op o, MPI_Comm c,
-                  bool blocking, MPI_Request* req, const char* fn) {
+                  Mode mode, MPI_Request* req, const char* fn) {
   RONDO_MPI_ENTER(fn);
   int err = MPI_SUCCESS;
-  CommPtr comm = Enter(*st, c, blocking, req, kFn, &err);
+  CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
   const int n = comm->size;
   TypePtr type = CheckType(*st, dt, comm.get(), kFn, &err);
@@ -964,7 +1048,7 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
                                      : counts[comm->rank],
                    *type, comm.get(), kFn, &err, "recvbuf"))
     return err;
-  auto r = NewRequest(blocking);
+  auto r = NewRequest(mode);
   r->type = type;
   coll::ReduceFn fn_ctx;
   // The schedule reads the whole vector (buf 0) and writes this rank's
@@ -991,7 +1075,10 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
     if (in_place && b.send == ob.send) {
       // Contiguous in place: the input must not be overwritten while read.
       uint8_t* copy = Stage(*r, b.bytes);
-      if (b.bytes) std::memcpy(copy, b.send, b.bytes);
+      if (b.bytes)
+        PackInput(*r, [copy, from = b.send, bytes = b.bytes] {
+          std::memcpy(copy, from, bytes);
+        });
       b.send = copy;
     }
   } else {
@@ -1005,7 +1092,14 @@ int ReduceScatter(const void* sendbuf, void* recvbuf, const int* rcounts,
   for (int i = 0; i < n; ++i) a.counts[i] = counts[i] * per_item;
   a.bytes = static_cast<uint64_t>(block_count) * per_item;
   (void)elem;
-  return Launch(*st, comm, r, a, b.send, out, fn_ctx, blocking, req, kFn);
+  return Launch(*st, comm, r, a, b.send, out, fn_ctx, mode, req, kFn);
+}
+
+// MPI_*_init: runs `call` (the collective's function with a Mode) as an
+// init.
+template <typename Call>
+int InitColl(Call call, MPI_Request* request) {
+  return call(Mode{Mode::kInit}, request);
 }
 
 }  // namespace
@@ -1015,8 +1109,8 @@ int InternalAllgather(State& st, const CommPtr& comm, const void* send,
   CollArgs a;
   a.collective = Collective::kAllgather;
   a.bytes = bytes;
-  return Launch(st, comm, NewRequest(/*blocking=*/true), a, send, recv, {},
-                /*blocking=*/true, nullptr, fn);
+  return Launch(st, comm, NewRequest(kBlockingCall), a, send, recv, {},
+                kBlockingCall, nullptr, fn);
 }
 
 }  // namespace rondo::nmad::mpi
@@ -1046,107 +1140,107 @@ int MPIX_Comm_get_split(MPI_Comm comm, int doubling, int* s) {
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-  return Barrier(comm, true, nullptr, "MPI_Barrier");
+  return Barrier(comm, kBlockingCall, nullptr, "MPI_Barrier");
 }
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return Barrier(comm, false, request, "MPI_Ibarrier");
+  return Barrier(comm, kNonblockingCall, request, "MPI_Ibarrier");
 }
 int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
               MPI_Comm comm) {
-  return Bcast(buffer, count, datatype, root, comm, true, nullptr,
+  return Bcast(buffer, count, datatype, root, comm, kBlockingCall, nullptr,
                "MPI_Bcast");
 }
 int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
                MPI_Comm comm, MPI_Request* request) {
-  return Bcast(buffer, count, datatype, root, comm, false, request,
+  return Bcast(buffer, count, datatype, root, comm, kNonblockingCall, request,
                "MPI_Ibcast");
 }
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count, datatype,
-                    op, root, comm, true, nullptr, "MPI_Reduce");
+                    op, root, comm, kBlockingCall, nullptr, "MPI_Reduce");
 }
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request* request) {
   return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count, datatype,
-                    op, root, comm, false, request, "MPI_Ireduce");
+                    op, root, comm, kNonblockingCall, request, "MPI_Ireduce");
 }
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
-                    datatype, op, 0, comm, true, nullptr, "MPI_Allreduce");
+                    datatype, op, 0, comm, kBlockingCall, nullptr, "MPI_Allreduce");
 }
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
-                    datatype, op, 0, comm, false, request, "MPI_Iallreduce");
+                    datatype, op, 0, comm, kNonblockingCall, request, "MPI_Iallreduce");
 }
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count,
              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceLike(Collective::kScan, sendbuf, recvbuf, count, datatype, op,
-                    0, comm, true, nullptr, "MPI_Scan");
+                    0, comm, kBlockingCall, nullptr, "MPI_Scan");
 }
 int MPI_Iscan(const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
   return ReduceLike(Collective::kScan, sendbuf, recvbuf, count, datatype, op,
-                    0, comm, false, request, "MPI_Iscan");
+                    0, comm, kNonblockingCall, request, "MPI_Iscan");
 }
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count, datatype,
-                    op, 0, comm, true, nullptr, "MPI_Exscan");
+                    op, 0, comm, kBlockingCall, nullptr, "MPI_Exscan");
 }
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count, datatype,
-                    op, 0, comm, false, request, "MPI_Iexscan");
+                    op, 0, comm, kNonblockingCall, request, "MPI_Iexscan");
 }
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                MPI_Comm comm) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                root, comm, false, true, nullptr, "MPI_Gather");
+                root, comm, false, kBlockingCall, nullptr, "MPI_Gather");
 }
 int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
                 int root, MPI_Comm comm, MPI_Request* request) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                root, comm, false, false, request, "MPI_Igather");
+                root, comm, false, kNonblockingCall, request, "MPI_Igather");
 }
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                0, comm, true, true, nullptr, "MPI_Allgather");
+                0, comm, true, kBlockingCall, nullptr, "MPI_Allgather");
 }
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm, MPI_Request* request) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                0, comm, true, false, request, "MPI_Iallgather");
+                0, comm, true, kNonblockingCall, request, "MPI_Iallgather");
 }
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, const int recvcounts[], const int displs[],
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                 recvtype, root, comm, false, true, nullptr, "MPI_Gatherv");
+                 recvtype, root, comm, false, kBlockingCall, nullptr, "MPI_Gatherv");
 }
 int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, const int recvcounts[], const int displs[],
                  MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                 recvtype, root, comm, false, false, request, "MPI_Igatherv");
+                 recvtype, root, comm, false, kNonblockingCall, request, "MPI_Igatherv");
 }
 int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                 recvtype, 0, comm, true, true, nullptr, "MPI_Allgatherv");
+                 recvtype, 0, comm, true, kBlockingCall, nullptr, "MPI_Allgatherv");
 }
 int MPI_Iallgatherv(const void* sendbuf, int sendcount,
                     MPI_Datatype sendtype, void* recvbuf,
@@ -1154,52 +1248,52 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount,
                     MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                 recvtype, 0, comm, true, false, request, "MPI_Iallgatherv");
+                 recvtype, 0, comm, true, kNonblockingCall, request, "MPI_Iallgatherv");
 }
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
   return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                 root, comm, true, nullptr, "MPI_Scatter");
+                 root, comm, kBlockingCall, nullptr, "MPI_Scatter");
 }
 int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm, MPI_Request* request) {
   return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                 root, comm, false, request, "MPI_Iscatter");
+                 root, comm, kNonblockingCall, request, "MPI_Iscatter");
 }
 int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root,
                  MPI_Comm comm) {
   return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                  recvtype, root, comm, true, nullptr, "MPI_Scatterv");
+                  recvtype, root, comm, kBlockingCall, nullptr, "MPI_Scatterv");
 }
 int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
                   const int displs[], MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request* request) {
   return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                  recvtype, root, comm, false, request, "MPI_Iscatterv");
+                  recvtype, root, comm, kNonblockingCall, request, "MPI_Iscatterv");
 }
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm) {
   return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                  comm, true, nullptr, "MPI_Alltoall");
+                  comm, kBlockingCall, nullptr, "MPI_Alltoall");
 }
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm, MPI_Request* request) {
   return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                  comm, false, request, "MPI_Ialltoall");
+                  comm, kNonblockingCall, request, "MPI_Ialltoall");
 }
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                   const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
   return Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                   recvcounts, rdispls, recvtype, comm, true, nullptr,
+                   recvcounts, rdispls, recvtype, comm, kBlockingCall, nullptr,
                    "MPI_Alltoallv");
 }
 int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
@@ -1208,7 +1302,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
                    MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request* request) {
   return Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                   recvcounts, rdispls, recvtype, comm, false, request,
+                   recvcounts, rdispls, recvtype, comm, kNonblockingCall, request,
                    "MPI_Ialltoallv");
 }
 int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
@@ -1216,7 +1310,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
                   void* recvbuf, const int recvcounts[], const int rdispls[],
                   const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                   recvcounts, rdispls, recvtypes, comm, true, nullptr,
+                   recvcounts, rdispls, recvtypes, comm, kBlockingCall, nullptr,
                    "MPI_Alltoallw");
 }
 int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
@@ -1225,7 +1319,7 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[],
                    MPI_Comm comm, MPI_Request* request) {
   return Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                   recvcounts, rdispls, recvtypes, comm, false, request,
+                   recvcounts, rdispls, recvtypes, comm, kNonblockingCall, request,
                    "MPI_Ialltoallw");
 }
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
@@ -1237,7 +1331,7 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn, "recvcounts is NULL");
   }
   return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
-                       true, nullptr, "MPI_Reduce_scatter");
+                       kBlockingCall, nullptr, "MPI_Reduce_scatter");
 }
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
                         const int recvcounts[], MPI_Datatype datatype,
@@ -1248,20 +1342,215 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
     return RaiseError(nullptr, MPI_ERR_ARG, kFn, "recvcounts is NULL");
   }
   return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
-                       false, request, "MPI_Ireduce_scatter");
+                       kNonblockingCall, request, "MPI_Ireduce_scatter");
 }
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
                              int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
   return ReduceScatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op,
-                       comm, true, nullptr, "MPI_Reduce_scatter_block");
+                       comm, kBlockingCall, nullptr, "MPI_Reduce_scatter_block");
 }
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
                               int recvcount, MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm,
                               MPI_Request* request) {
   return ReduceScatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op,
-                       comm, false, request, "MPI_Ireduce_scatter_block");
+                       comm, kNonblockingCall, request, "MPI_Ireduce_scatter_block");
+}
+
+// ---- Persistent collectives (MPI-4) ----
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Barrier(comm, m, q, "MPI_Barrier_init");
+      },
+      request);
+}
+int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
+                   MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Bcast(buffer, count, datatype, root, comm, m, q,
+                     "MPI_Bcast_init");
+      },
+      request);
+}
+int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count,
+                          datatype, op, root, comm, m, q, "MPI_Reduce_init");
+      },
+      request);
+}
+int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
+                          datatype, op, 0, comm, m, q, "MPI_Allreduce_init");
+      },
+      request);
+}
+int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info,
+                  MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return ReduceLike(Collective::kScan, sendbuf, recvbuf, count,
+                          datatype, op, 0, comm, m, q, "MPI_Scan_init");
+      },
+      request);
+}
+int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count,
+                          datatype, op, 0, comm, m, q, "MPI_Exscan_init");
+      },
+      request);
+}
+int MPI_Gather_init(const void* sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                    MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, root, comm, false, m, q, "MPI_Gather_init");
+      },
+      request);
+}
+int MPI_Allgather_init(const void* sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                       MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                      recvtype, 0, comm, true, m, q, "MPI_Allgather_init");
+      },
+      request);
+}
+int MPI_Gatherv_init(const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                       displs, recvtype, root, comm, false, m, q,
+                       "MPI_Gatherv_init");
+      },
+      request);
+}
+int MPI_Allgatherv_init(const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                        MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                       displs, recvtype, 0, comm, true, m, q,
+                       "MPI_Allgatherv_init");
+      },
+      request);
+}
+int MPI_Scatter_init(const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
+                     MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, m, q, "MPI_Scatter_init");
+      },
+      request);
+}
+int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[],
+                      const int displs[], MPI_Datatype sendtype,
+                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info,
+                      MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                        recvcount, recvtype, root, comm, m, q,
+                        "MPI_Scatterv_init");
+      },
+      request);
+}
+int MPI_Alltoall_init(const void* sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
+                      MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, m, q, "MPI_Alltoall_init");
+      },
+      request);
+}
+int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+                       const int sdispls[], MPI_Datatype sendtype,
+                       void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                         recvcounts, rdispls, recvtype, comm, m, q,
+                         "MPI_Alltoallv_init");
+      },
+      request);
+}
+int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[],
+                       const int sdispls[], const MPI_Datatype sendtypes[],
+                       void* recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[],
+                       MPI_Comm comm, MPI_Info, MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes, comm, m, q,
+                         "MPI_Alltoallw_init");
+      },
+      request);
+}
+int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
+                            const int recvcounts[], MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, MPI_Info,
+                            MPI_Request* request) {
+  if (recvcounts == nullptr) {
+    RONDO_MPI_ENTER("MPI_Reduce_scatter_init");
+    (void)st;
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "recvcounts is NULL");
+  }
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op,
+                             comm, m, q, "MPI_Reduce_scatter_init");
+      },
+      request);
+}
+int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
+                                  int recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Info,
+                                  MPI_Request* request) {
+  return InitColl(
+      [=](Mode m, MPI_Request* q) {
+        return ReduceScatter(sendbuf, recvbuf, nullptr, recvcount, datatype,
+                             op, comm, m, q, "MPI_Reduce_scatter_block_init");
+      },
+      request);
 }
 
 }  // extern "C"

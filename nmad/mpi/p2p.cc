@@ -62,17 +62,9 @@ bool CheckSendArgs(State& st, const void* buf, int count, MPI_Datatype dt,
          CheckTag(tag, false, **comm, fn, err);
 }
 
-// Starts a send into `r` (not yet in the request table).
-int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
-              int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
-              const char* fn) {
-  int err = MPI_SUCCESS;
-  CommRef comm;
-  TypeRef type;
-  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
-                     &type))
-    return err;
-  r.comm = std::move(comm);
+// Posts a checked send into `r`, which holds its communicator (r.comm).
+int PostSend(const void* buf, int count, const TypeRef& type, int dest,
+             int tag, SendMode mode, MpiRequest& r, const char* fn) {
   r.fn = fn;
   if (dest == MPI_PROC_NULL) {
     r.kind = MpiRequest::Kind::kDone;
@@ -94,23 +86,39 @@ int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
   return MPI_SUCCESS;
 }
 
-int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
-              int tag, MPI_Comm ch, MpiRequest& r, const char* fn,
-              Session::MatchedMessage* matched = nullptr) {
+// Starts a send into `r` (not yet in the request table).
+int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
+              int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
+              const char* fn) {
   int err = MPI_SUCCESS;
-  CommRef comm = CheckCommRef(st, ch, fn, &err);
-  if (!comm) return err;
-  TypeRef type = CheckTypeRef(st, ZeroCountType(dt, count), comm.get(), fn,
-                              &err);
-  if (!type) return err;
-  if (!CheckCount(count, comm.get(), fn, &err) ||
-      !CheckBuffer(buf, count, *type, comm.get(), fn, &err) ||
-      !CheckRank(source, *comm, true, fn, &err, "source") ||
-      !CheckTag(tag, true, *comm, fn, &err))
+  CommRef comm;
+  TypeRef type;
+  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
+                     &type))
     return err;
   r.comm = std::move(comm);
+  return PostSend(buf, count, type, dest, tag, mode, r, fn);
+}
+
+// The checks every receive-like call makes, in order: communicator, type,
+// count, buffer, source, tag.
+bool CheckRecvArgs(State& st, void* buf, int count, MPI_Datatype dt,
+                   int source, int tag, MPI_Comm ch, const char* fn,
+                   int* err, CommRef* comm, TypeRef* type) {
+  *comm = CheckCommRef(st, ch, fn, err);
+  if (!*comm) return false;
+  *type = CheckTypeRef(st, ZeroCountType(dt, count), comm->get(), fn, err);
+  if (!*type) return false;
+  return CheckCount(count, comm->get(), fn, err) &&
+         CheckBuffer(buf, count, **type, comm->get(), fn, err) &&
+         CheckRank(source, **comm, true, fn, err, "source") &&
+         CheckTag(tag, true, **comm, fn, err);
+}
+
+// Posts a checked receive into `r` (r.comm and r.type set).
+int PostRecv(void* buf, int count, int source, int tag, MpiRequest& r,
+             const char* fn, Session::MatchedMessage* matched = nullptr) {
   r.fn = fn;
-  r.type = std::move(type);
   const Comm& c = *r.comm;
   const Datatype& t = *r.type;
   r.user_buf = buf;
@@ -141,6 +149,20 @@ int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
                        "receive from rank " + std::to_string(source), source);
   }
   return MPI_SUCCESS;
+}
+
+int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
+              int tag, MPI_Comm ch, MpiRequest& r, const char* fn,
+              Session::MatchedMessage* matched = nullptr) {
+  int err = MPI_SUCCESS;
+  CommRef comm;
+  TypeRef type;
+  if (!CheckRecvArgs(st, buf, count, dt, source, tag, ch, fn, &err, &comm,
+                     &type))
+    return err;
+  r.comm = std::move(comm);
+  r.type = std::move(type);
+  return PostRecv(buf, count, source, tag, r, fn, matched);
 }
 
 // MPIX_Dynamic_bcast: a send-like request to n recipients (nmad's
@@ -353,14 +375,10 @@ size_t FindBufferSpace(const State& st, size_t need, size_t* free_bytes) {
 // at once (MPI's buffered mode). MPI_ERR_BUFFER when no buffer is attached
 // or the message does not fit: nothing is sent then, and the messages
 // already accepted are not affected.
-int BufferedSend(State& st, const void* buf, int count, MPI_Datatype dt,
-                 int dest, int tag, MPI_Comm ch, const char* fn) {
+int PostBufferedSend(State& st, const void* buf, int count,
+                     const TypeRef& type, const CommRef& comm, int dest,
+                     int tag, const char* fn) {
   int err = MPI_SUCCESS;
-  CommRef comm;
-  TypeRef type;
-  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
-                     &type))
-    return err;
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   const size_t bytes = static_cast<size_t>(count) * type->size();
   // 8-byte aligned segments, the overhead in front of each.
@@ -386,8 +404,10 @@ int BufferedSend(State& st, const void* buf, int count, MPI_Datatype dt,
   uint8_t* copy = st.bsend_buf + at + MPI_BSEND_OVERHEAD;
   if (bytes > 0) type->Pack(buf, count, copy);
   auto req = std::make_unique<MpiRequest>();
-  err = StartSend(st, copy, static_cast<int>(bytes), MPI_BYTE, dest, tag, ch,
-                  SendMode::kStandard, *req, fn);
+  req->comm = comm;
+  err = PostSend(copy, static_cast<int>(bytes),
+                 TypeRef::Borrowed(Predefined(MPI_BYTE)), dest, tag,
+                 SendMode::kStandard, *req, fn);
   if (err != MPI_SUCCESS) return err;
   State::BufferedSend b;
   b.offset = at;
@@ -397,6 +417,84 @@ int BufferedSend(State& st, const void* buf, int count, MPI_Datatype dt,
       st.bsends.begin(), st.bsends.end(), at,
       [](const State::BufferedSend& x, size_t off) { return x.offset < off; });
   st.bsends.insert(pos, std::move(b));
+  return MPI_SUCCESS;
+}
+
+int BufferedSend(State& st, const void* buf, int count, MPI_Datatype dt,
+                 int dest, int tag, MPI_Comm ch, const char* fn) {
+  int err = MPI_SUCCESS;
+  CommRef comm;
+  TypeRef type;
+  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, ch, fn, &err, &comm,
+                     &type))
+    return err;
+  return PostBufferedSend(st, buf, count, type, comm, dest, tag, fn);
+}
+
+// ---- Persistent point-to-point (MPI_Send_init ... MPI_Recv_init) ----
+
+enum class PersistentKind { kSend, kSsend, kBsend, kRecv };
+
+// Checks the arguments once and makes an inactive persistent request whose
+// start posts the operation (MPI_Start, MPI_Startall in requests.cc). The
+// request holds its communicator and datatype, so freeing their handles
+// meanwhile does not affect it.
+int InitPersistent(State& st, PersistentKind kind, void* buf, int count,
+                   MPI_Datatype dt, int peer, int tag, MPI_Comm ch,
+                   MPI_Request* request, const char* fn) {
+  if (int e = CheckRequestOut(request, fn)) return e;
+  int err = MPI_SUCCESS;
+  CommRef comm;
+  TypeRef type;
+  const bool ok =
+      kind == PersistentKind::kRecv
+          ? CheckRecvArgs(st, buf, count, dt, peer, tag, ch, fn, &err, &comm,
+                          &type)
+          : CheckSendArgs(st, buf, count, dt, &peer, tag, ch, fn, &err,
+                          &comm, &type);
+  if (!ok) return err;
+  MpiRequest* r;
+  const int h = NewRequest(st, &r, fn, &err);
+  if (h == 0) return err;
+  r->kind = MpiRequest::Kind::kDone;
+  r->fn = fn;
+  r->comm = comm;
+  r->persistent = std::make_unique<PersistentOp>();
+  switch (kind) {
+    case PersistentKind::kRecv:
+      r->persistent->start = [buf, count, peer, tag, type, fn](
+                                 State&, MpiRequest& q) {
+        q.type = type;
+        return PostRecv(buf, count, peer, tag, q, fn);
+      };
+      break;
+    case PersistentKind::kBsend:
+      // Buffered mode copies at each start: the request completes at once
+      // (or the start fails with MPI_ERR_BUFFER and stays inactive).
+      r->persistent->start = [buf, count, peer, tag, type, comm, fn](
+                                 State& s, MpiRequest& q) {
+        const int e = PostBufferedSend(s, buf, count, type, comm, peer, tag,
+                                       fn);
+        if (e == MPI_SUCCESS) {
+          q.kind = MpiRequest::Kind::kDone;
+          q.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+        }
+        return e;
+      };
+      break;
+    case PersistentKind::kSend:
+    case PersistentKind::kSsend: {
+      const SendMode mode = kind == PersistentKind::kSsend
+                                ? SendMode::kSynchronous
+                                : SendMode::kStandard;
+      r->persistent->start = [buf, count, peer, tag, type, mode, fn](
+                                 State&, MpiRequest& q) {
+        return PostSend(buf, count, type, peer, tag, mode, q, fn);
+      };
+      break;
+    }
+  }
+  *request = h;
   return MPI_SUCCESS;
 }
 
@@ -464,6 +562,42 @@ int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
   r->fn = kFn;
   r->status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
   return Register(*st, h, MPI_SUCCESS, request);
+}
+
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype,
+                  int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Send_init");
+  return InitPersistent(*st, PersistentKind::kSend, const_cast<void*>(buf),
+                        count, datatype, dest, tag, comm, request, kFn);
+}
+
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Ssend_init");
+  return InitPersistent(*st, PersistentKind::kSsend, const_cast<void*>(buf),
+                        count, datatype, dest, tag, comm, request, kFn);
+}
+
+// Ready mode is standard mode (as MPI_Rsend).
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Rsend_init");
+  return InitPersistent(*st, PersistentKind::kSend, const_cast<void*>(buf),
+                        count, datatype, dest, tag, comm, request, kFn);
+}
+
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Bsend_init");
+  return InitPersistent(*st, PersistentKind::kBsend, const_cast<void*>(buf),
+                        count, datatype, dest, tag, comm, request, kFn);
+}
+
+int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
+                  int tag, MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Recv_init");
+  return InitPersistent(*st, PersistentKind::kRecv, buf, count, datatype,
+                        source, tag, comm, request, kFn);
 }
 
 int MPI_Buffer_attach(void* buffer, int size) {

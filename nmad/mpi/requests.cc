@@ -175,14 +175,73 @@ MpiRequest* Lookup(State& st, MPI_Request h, const char* fn, int* err,
 const MPI_Status kEmptyStatus = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0,
                                  0};
 
-// Completes the request at *h (done), releases its handle.
+// Completes the request at *h (done), releases its handle; a persistent
+// request becomes inactive instead and keeps its handle.
 int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
             const char* fn) {
   int err = Finish(st, r, fn);
   if (status != MPI_STATUS_IGNORE) *status = r.status;
+  if (r.persistent) {
+    r.persistent->active = false;
+    r.kind = MpiRequest::Kind::kDone;
+    return err;
+  }
   (void)st.requests.Release(*h);
   *h = MPI_REQUEST_NULL;
   return err;
+}
+
+// The wait and test calls on an inactive persistent request: done at once,
+// with an empty status; the handle stays.
+int Inactive(MPI_Status* status) {
+  if (status != MPI_STATUS_IGNORE) *status = kEmptyStatus;
+  return MPI_SUCCESS;
+}
+
+// Starts a round of the persistent request behind `h` (requests[index] of
+// MPI_Startall, or MPI_Start's request when index < 0).
+int StartOne(State& st, MPI_Request h, const char* fn, int index) {
+  MpiRequest* r = h == MPI_REQUEST_NULL ? nullptr : st.requests.Get(h);
+  if (r != nullptr && r->inactive()) [[likely]] {
+    r->completed = false;
+    r->status = {};
+    r->error = MPI_SUCCESS;
+    r->cancel_requested = false;
+    r->unpack_on_done = false;
+    const int e = r->persistent->start(st, *r);
+    if (e != MPI_SUCCESS) {
+      r->kind = MpiRequest::Kind::kDone;  // stays inactive
+      return e;
+    }
+    r->persistent->active = true;
+    return MPI_SUCCESS;
+  }
+  // Why it cannot start, naming the argument.
+  const std::string arg =
+      index < 0 ? "request" : "requests[" + std::to_string(index) + "]";
+  int err;
+  r = Lookup(st, h, fn, &err, arg.c_str());
+  if (r == nullptr) {
+    if (err != MPI_SUCCESS) return err;
+    return RaiseError(nullptr, MPI_ERR_REQUEST, fn,
+                      arg + " is MPI_REQUEST_NULL (start a "
+                      "request made by MPI_Send_init, MPI_Recv_init or an "
+                      "MPI_*_init collective)");
+  }
+  if (!r->persistent)
+    return RaiseError(r->comm.get(), MPI_ERR_REQUEST, fn,
+                      arg + " = " + std::to_string(h) +
+                          " is not a persistent request (only requests made "
+                          "by MPI_Send_init, MPI_Recv_init, ... or an "
+                          "MPI_*_init collective can be started)");
+  if (r->persistent->active)
+    return RaiseError(r->comm.get(), MPI_ERR_REQUEST, fn,
+                      arg + " = " + std::to_string(h) +
+                          " is already active: complete it (MPI_Wait, "
+                          "MPI_Test, ...) before starting it again");
+  return RaiseError(r->comm.get(), MPI_ERR_REQUEST, fn,
+                    arg + " changed state while being started (another "
+                    "thread completed or freed it)");
 }
 
 // The requests of an array call: on the stack up to 64 (no allocation on
@@ -214,6 +273,7 @@ int LookupAll(State& st, int count, const MPI_Request requests[],
     int err;
     out[i] = Lookup(st, requests[i], fn, &err);
     if (err != MPI_SUCCESS) return err;
+    if (out[i] != nullptr && out[i]->inactive()) out[i] = nullptr;
     *any |= out[i] != nullptr;
     has_coll |= out[i] != nullptr && out[i]->kind == MpiRequest::Kind::kColl;
   }
@@ -264,6 +324,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
       *status = kEmptyStatus;
     return err;
   }
+  if (r->inactive()) return Inactive(status);
   switch (r->kind) {
     case MpiRequest::Kind::kSend:
     case MpiRequest::Kind::kRecv:
@@ -291,6 +352,10 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
       *status = kEmptyStatus;
     return err;
   }
+  if (r->inactive()) {
+    *flag = 1;
+    return Inactive(status);
+  }
   if (!IsDone(*r))
     ProgressPass(*st, r->kind == MpiRequest::Kind::kColl);
   *flag = IsDone(*r);
@@ -310,6 +375,10 @@ int MPI_Request_get_status(MPI_Request request, int* flag,
     if (err == MPI_SUCCESS && status != MPI_STATUS_IGNORE)
       *status = kEmptyStatus;
     return err;
+  }
+  if (r->inactive()) {
+    *flag = 1;
+    return Inactive(status);
   }
   if (!IsDone(*r))
     ProgressPass(*st, r->kind == MpiRequest::Kind::kColl);
@@ -502,6 +571,28 @@ int MPI_Request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
+int MPI_Start(MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Start");
+  if (request == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
+  return StartOne(*st, *request, kFn, -1);
+}
+
+// Starts each request in order; stops at the first that cannot start (the
+// ones before it are started, the ones after are not), as MPICH does.
+int MPI_Startall(int count, MPI_Request requests[]) {
+  RONDO_MPI_ENTER("MPI_Startall");
+  if (count < 0)
+    return RaiseError(nullptr, MPI_ERR_COUNT, kFn,
+                      "count = " + std::to_string(count) + " (must be >= 0)");
+  if (count > 0 && requests == nullptr)
+    return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
+                      "requests is NULL with count > 0");
+  for (int i = 0; i < count; ++i)
+    if (int e = StartOne(*st, requests[i], kFn, i)) return e;
+  return MPI_SUCCESS;
+}
+
 int MPI_Cancel(MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Cancel");
   if (request == nullptr)
@@ -509,6 +600,11 @@ int MPI_Cancel(MPI_Request* request) {
   int err;
   MpiRequest* r = Lookup(*st, *request, kFn, &err);
   if (!r) return err;
+  if (r->inactive())
+    return RaiseError(r->comm.get(), MPI_ERR_REQUEST, kFn,
+                      "request = " + std::to_string(*request) +
+                          " is an inactive persistent request (start it "
+                          "with MPI_Start before cancelling it)");
   switch (r->kind) {
     case MpiRequest::Kind::kRecv:
       (void)r->comm->p2p->CancelRecv(r->req);  // kBusy: matched already

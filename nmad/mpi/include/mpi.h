@@ -325,6 +325,22 @@ int MPI_Request_free(MPI_Request* request);
 int MPI_Request_get_status(MPI_Request request, int* flag,
                            MPI_Status* status);
 int MPI_Cancel(MPI_Request* request);
+
+/* Persistent point-to-point: an inactive request, started by MPI_Start or
+ * MPI_Startall, completed by the wait and test calls (which leave it
+ * inactive, its handle kept), freed by MPI_Request_free. */
+int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype,
+                  int dest, int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
+                  int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Start(MPI_Request* request);
+int MPI_Startall(int count, MPI_Request requests[]);
 int MPI_Test_cancelled(const MPI_Status* status, int* flag);
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
                 MPI_Message* message, MPI_Status* status);
@@ -452,6 +468,76 @@ int MPI_Iscan(const void* sendbuf, void* recvbuf, int count,
 int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request);
+
+/* Persistent collectives (MPI-4): each *_init is a collective call that
+ * checks the arguments and prepares the schedule once; MPI_Start runs it
+ * (in the background, as a nonblocking collective), and the request is
+ * inactive again once completed. The buffers and arrays must stay valid
+ * until MPI_Request_free. `info` is accepted and ignored. */
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
+                   MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Info info, MPI_Request* request);
+int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                  MPI_Info info, MPI_Request* request);
+int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* request);
+int MPI_Gather_init(const void* sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* request);
+int MPI_Gatherv_init(const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request);
+int MPI_Allgather_init(const void* sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request* request);
+int MPI_Allgatherv_init(const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf,
+                        const int recvcounts[], const int displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request);
+int MPI_Scatter_init(const void* sendbuf, int sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request);
+int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[],
+                      const int displs[], MPI_Datatype sendtype,
+                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request);
+int MPI_Alltoall_init(const void* sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request);
+int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+                       const int sdispls[], MPI_Datatype sendtype,
+                       void* recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[],
+                       const int sdispls[], const MPI_Datatype sendtypes[],
+                       void* recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[],
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
+                            const int recvcounts[], MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request* request);
+int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
+                                  int recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request);
 
 /* ---- Communicators and groups ---- */
 int MPI_Comm_rank(MPI_Comm comm, int* rank);

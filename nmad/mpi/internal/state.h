@@ -151,6 +151,26 @@ class ObjRef {
 using CommRef = ObjRef<Comm>;
 using TypeRef = ObjRef<const Datatype>;
 
+struct MpiRequest;
+class State;
+
+// What makes a request persistent (MPI_Send_init ... MPI_Recv_init, the
+// MPI-4 MPI_*_init collectives): MPI_Start calls `start`, which posts one
+// round on the request (checked at init: a start only posts). Between a
+// completion (MPI_Wait, MPI_Test, ...) and the next MPI_Start the request
+// is inactive: it keeps its handle, and the wait and test calls treat it
+// like MPI_REQUEST_NULL (an empty status at once).
+struct PersistentOp {
+  std::function<int(State&, MpiRequest&)> start;
+  bool active = false;
+  // Collectives: the tag base every start uses (one collective sequence
+  // number taken at init, as MPICH does), the prepared schedule, and what
+  // packs derived-datatype inputs into their staging at each start.
+  uint32_t tag_base = 0;
+  std::shared_ptr<const coll::PreparedSchedule> prepared;
+  std::vector<std::function<void()>> on_start;
+};
+
 // An MPI request: a point-to-point request of the core, or a running
 // collective, plus what completion must do (unpack into the user's buffer).
 // Point-to-point requests come from State::requests (a pool: no allocation
@@ -178,6 +198,12 @@ struct MpiRequest {
   int error = MPI_SUCCESS;
   bool cancel_requested = false;
   const char* fn = "";  // the MPI function that started it
+  std::unique_ptr<PersistentOp> persistent;  // null: an ordinary request
+
+  // A persistent request between a completion and its next MPI_Start.
+  bool inactive() const noexcept {
+    return persistent != nullptr && !persistent->active;
+  }
 
   // Back to the state of a new request, for the pool (the core Request is
   // done or idle: it may start another operation as it is). A staging
@@ -204,6 +230,7 @@ struct MpiRequest {
     error = MPI_SUCCESS;
     cancel_requested = false;
     fn = "";
+    if (persistent) persistent.reset();
   }
   static constexpr size_t kKeptStagingBytes = 64 * 1024;
 };
