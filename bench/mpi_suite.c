@@ -22,7 +22,15 @@
  *   bcast_char       MPI_Bcast of MPI_CHAR from rank 0, 8 B and 1 MiB;
  *   bcast_float      MPI_Bcast of MPI_FLOAT (bytes / 4 elements);
  *   allreduce_char   MPI_Allreduce MPI_SUM of MPI_CHAR, 8 B and 1 MiB;
- *   allreduce_float  MPI_Allreduce MPI_SUM of MPI_FLOAT.
+ *   allreduce_float  MPI_Allreduce MPI_SUM of MPI_FLOAT;
+ *   iallreduce_float the same as MPI_Iallreduce + MPI_Wait;
+ *   allreduce_init_float  the same as a persistent collective (MPI-4):
+ *                    MPI_Allreduce_init once per case, then MPI_Start +
+ *                    MPI_Wait (Open MPI 4.1: MPIX_Allreduce_init from its
+ *                    mpi-ext.h);
+ *   neighbor_alltoall_float  MPI_Neighbor_alltoall of MPI_FLOAT on a
+ *                    periodic 1-D cartesian communicator (2 neighbours;
+ *                    bytes per neighbour), made once per case.
  * With more than 2 ranks, latency and bandwidth run between ranks 0 and 1
  * and the other ranks wait in an MPI_Barrier at the end of the case.
  *
@@ -84,6 +92,13 @@
 
 #include "bench/prog_util.h"
 
+/* Open MPI 4.1's persistent collectives are MPIX_ (its pcollreq extension);
+ * MPICH 4 and Rondo have MPI-4's names. */
+#if !defined(RONDO_MPI) && defined(OPEN_MPI)
+#include <mpi-ext.h>
+#define MPI_Allreduce_init MPIX_Allreduce_init
+#endif
+
 /* Open MPI's libraries keep allocations past MPI_Finalize, many from MCA
  * components it has already unloaded. In a sanitizer build the Open MPI
  * flavour ends with _exit, skipping the leak check (as bench/coll.c);
@@ -102,12 +117,16 @@ enum Test {
   kBcastFloat,
   kAllreduceChar,
   kAllreduceFloat,
+  kIallreduceFloat,
+  kAllreduceInitFloat,
+  kNeighborAlltoallFloat,
   kNumTests
 };
 
 static const char* const kNames[kNumTests] = {
     "latency",     "bandwidth",      "barrier",        "bcast_char",
-    "bcast_float", "allreduce_char", "allreduce_float"};
+    "bcast_float", "allreduce_char", "allreduce_float", "iallreduce_float",
+    "allreduce_init_float", "neighbor_alltoall_float"};
 
 #define kSmall ((size_t)8)
 #define kLarge ((size_t)1 << 20)
@@ -284,7 +303,9 @@ typedef struct Buffers {
   char* recv;   /* latency receive, allreduce output */
   char** wins;  /* bandwidth: rank 1's kWindow receive buffers */
   size_t bytes; /* per message */
-  int count;    /* elements per call */
+  int count;    /* elements per call (per neighbour) */
+  MPI_Request persistent; /* allreduce_init: made by the first call */
+  MPI_Comm cart;          /* neighbor_alltoall: made by the first call */
 } Buffers;
 
 static void FreeBuffers(Buffers* b) {
@@ -293,15 +314,26 @@ static void FreeBuffers(Buffers* b) {
   free(b->wins);
   free(b->send);
   free(b->recv);
+  if (b->persistent != MPI_REQUEST_NULL) MPI_Request_free(&b->persistent);
+  if (b->cart != MPI_COMM_NULL) MPI_Comm_free(&b->cart);
+}
+
+static int IsFloat(int t) {
+  return t == kBcastFloat || t == kAllreduceFloat || t == kIallreduceFloat ||
+         t == kAllreduceInitFloat || t == kNeighborAlltoallFloat;
+}
+static int IsAllreduceFloat(int t) {
+  return t == kAllreduceFloat || t == kIallreduceFloat ||
+         t == kAllreduceInitFloat;
 }
 
 static Buffers MakeBuffers(int t, size_t bytes) {
-  Buffers b = {NULL, NULL, NULL, bytes, 0};
-  b.send = Alloc(bytes);
-  b.recv = Alloc(bytes);
-  b.count =
-      (int)(t == kBcastFloat || t == kAllreduceFloat ? bytes / sizeof(float)
-                                                     : bytes);
+  Buffers b = {NULL, NULL, NULL, bytes, 0, MPI_REQUEST_NULL, MPI_COMM_NULL};
+  /* neighbor_alltoall: one block per neighbour (2). */
+  const size_t blocks = t == kNeighborAlltoallFloat ? 2 : 1;
+  b.send = Alloc(bytes * blocks);
+  b.recv = Alloc(bytes * blocks);
+  b.count = (int)(IsFloat(t) ? bytes / sizeof(float) : bytes);
   if (t == kBandwidth && rank_ == 1) {
     b.wins = calloc(kWindow, sizeof(char*));
     if (b.wins == NULL) Die("out of memory");
@@ -335,10 +367,22 @@ static void Prepare(int t, Buffers* b) {
       for (i = 0; i < b->bytes; ++i) b->send[i] = CharVal(rank_, i);
       memset(b->recv, 0x7f, b->bytes);
       break;
-    case kAllreduceFloat: {
+    case kAllreduceFloat:
+    case kIallreduceFloat:
+    case kAllreduceInitFloat: {
       float* f = (float*)b->send;
       float* g = (float*)b->recv;
       for (i = 0; i < (size_t)b->count; ++i) {
+        f[i] = FloatVal(rank_, i);
+        g[i] = -1.0f;
+      }
+      break;
+    }
+    case kNeighborAlltoallFloat: {
+      /* Block 0 goes to the left neighbour, block 1 to the right one. */
+      float* f = (float*)b->send;
+      float* g = (float*)b->recv;
+      for (i = 0; i < 2 * (size_t)b->count; ++i) {
         f[i] = FloatVal(rank_, i);
         g[i] = -1.0f;
       }
@@ -395,7 +439,23 @@ static int Check(int t, const Buffers* b) {
           return Wrong(t, "sum", i, b->recv[i], want);
       }
       return 0;
-    case kAllreduceFloat: {
+    case kNeighborAlltoallFloat: {
+      /* From the left neighbour its block 1 (sent right), from the right
+       * neighbour its block 0. */
+      const float* g = (const float*)b->recv;
+      const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
+      const size_t c = (size_t)b->count;
+      for (i = 0; i < c; ++i) {
+        if (g[i] != FloatVal(left, c + i))
+          return Wrong(t, "from the left", i, g[i], FloatVal(left, c + i));
+        if (g[c + i] != FloatVal(right, i))
+          return Wrong(t, "from the right", i, g[c + i], FloatVal(right, i));
+      }
+      return 0;
+    }
+    case kAllreduceFloat:
+    case kIallreduceFloat:
+    case kAllreduceInitFloat: {
       const float* g = (const float*)b->recv;
       for (i = 0; i < (size_t)b->count; ++i) {
         float want = 0;
@@ -463,6 +523,29 @@ static int Once(int t, Buffers* b) {
       break;
     case kAllreduceFloat:
       TRY(MPI_Allreduce(b->send, b->recv, b->count, MPI_FLOAT, MPI_SUM, w));
+      break;
+    case kIallreduceFloat: {
+      MPI_Request r;
+      TRY(MPI_Iallreduce(b->send, b->recv, b->count, MPI_FLOAT, MPI_SUM, w,
+                         &r));
+      if (rc == MPI_SUCCESS) TRY(MPI_Wait(&r, MPI_STATUS_IGNORE));
+      break;
+    }
+    case kAllreduceInitFloat:
+      if (b->persistent == MPI_REQUEST_NULL)
+        TRY(MPI_Allreduce_init(b->send, b->recv, b->count, MPI_FLOAT, MPI_SUM,
+                               w, MPI_INFO_NULL, &b->persistent));
+      if (rc == MPI_SUCCESS) TRY(MPI_Start(&b->persistent));
+      if (rc == MPI_SUCCESS) TRY(MPI_Wait(&b->persistent, MPI_STATUS_IGNORE));
+      break;
+    case kNeighborAlltoallFloat:
+      if (b->cart == MPI_COMM_NULL) {
+        int dims[1] = {size_}, periods[1] = {1};
+        TRY(MPI_Cart_create(w, 1, dims, periods, 0, &b->cart));
+      }
+      if (rc == MPI_SUCCESS)
+        TRY(MPI_Neighbor_alltoall(b->send, b->count, MPI_FLOAT, b->recv,
+                                  b->count, MPI_FLOAT, b->cart));
       break;
     default:
       break;

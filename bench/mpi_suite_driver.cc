@@ -125,6 +125,11 @@ const TestInfo kTests[] = {
     {"bcast_float", {8, 1 << 20}},
     {"allreduce_char", {8, 1 << 20}},
     {"allreduce_float", {8, 1 << 20}},
+    // Issue 18: nonblocking vs persistent (MPI-4) allreduce, and a
+    // neighbourhood collective.
+    {"iallreduce_float", {8, 1 << 20}},
+    {"allreduce_init_float", {8, 1 << 20}},
+    {"neighbor_alltoall_float", {8, 1 << 20}},
 };
 
 // A library and configuration: how its jobs are started.
@@ -727,7 +732,65 @@ class Driver {
     return t;
   }
 
+  // Rondo default's `test` over `ref_lib`'s `ref_test` (default config) at
+  // `bytes`, on every rank count: at most `limit` (issue 18's persistent
+  // collective targets).
+  json Versus(const std::string& name, const std::string& test,
+              const std::string& ref_lib, const std::string& ref_test,
+              int64_t bytes, double limit, bool print) const {
+    json missed = json::array(), not_compared = json::array(),
+         ratios = json::object();
+    int compared = 0;
+    for (int n : ranks_) {
+      const std::string row = std::to_string(n) + " ranks";
+      const json* d = Find("rondo", "default", test, n, bytes);
+      const json* r = Find(ref_lib, "default", ref_test, n, bytes);
+      const auto ratio = Ratio(d, r);
+      if (!ratio) {
+        not_compared.push_back(row);
+        continue;
+      }
+      ++compared;
+      ratios[row] = *ratio;
+      if (*ratio > limit) missed.push_back(row);
+    }
+    const std::string status = !missed.empty()         ? "missed"
+                               : compared == 0         ? "not measured"
+                               : !not_compared.empty() ? "incomplete"
+                                                       : "met";
+    if (print) {
+      std::string line = status;
+      for (char& ch : line) ch = static_cast<char>(std::toupper(ch));
+      for (const auto& [row, v] : ratios.items()) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, " %s %.2fx", row.c_str(),
+                      v.get<double>());
+        line += buf;
+      }
+      std::printf("  %-58s %s\n", name.c_str(), line.c_str());
+    }
+    return {{"target", name},     {"limit", limit},
+            {"status", status},   {"compared", compared},
+            {"missed", missed},   {"not_compared", not_compared},
+            {"ratios", ratios}};
+  }
+
   json Targets(bool print) const {
+    json t = Issue15Targets(print);
+    const bool p = std::find(tests_.begin(), tests_.end(),
+                             "allreduce_init_float") != tests_.end();
+    if (!p) return t;
+    if (print) std::printf("\ntargets (issue 18):\n");
+    t.push_back(Versus("rondo allreduce_init < rondo iallreduce, 8 B",
+                       "allreduce_init_float", "rondo",
+                       "iallreduce_float", 8, 1.0, print));
+    t.push_back(Versus("rondo allreduce_init <= openmpi's (MPIX_), 8 B",
+                       "allreduce_init_float", "openmpi",
+                       "allreduce_init_float", 8, 1.0, print));
+    return t;
+  }
+
+  json Issue15Targets(bool print) const {
     if (print) std::printf("\ntargets (issue 15):\n");
     char a[96], b[96];
     std::snprintf(a, sizeof a, "rondo default <= %.1fx rondo tuned, every case",
