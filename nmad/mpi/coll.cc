@@ -26,7 +26,6 @@ namespace {
 
 using coll::Collective;
 using coll::CollArgs;
-using ReqPtr = std::shared_ptr<MpiRequest>;
 
 struct ReduceCtx {
   std::shared_ptr<const Op> op;
@@ -58,16 +57,7 @@ void Recycle(MpiRequest& r) {
   r.fn = "";
 }
 
-// How a collective call runs: blocking; nonblocking (a new request); or
-// the init of a persistent collective (an inactive request that MPI_Start
-// starts).
-struct Mode {
-  enum Kind : uint8_t { kBlocking, kNonblocking, kInit };
-  Kind kind = kBlocking;
-  bool blocking() const { return kind == kBlocking; }
-};
-constexpr Mode kBlockingCall{Mode::kBlocking};
-constexpr Mode kNonblockingCall{Mode::kNonblocking};
+using Mode = CollMode;
 
 // The request of a collective call. A blocking call completes before it
 // returns, so each thread reuses one request, and with it the Operation and
@@ -76,7 +66,9 @@ constexpr Mode kNonblockingCall{Mode::kNonblocking};
 // referenced elsewhere (a blocking collective started from inside another
 // call's completion, which MPI does not allow but costs nothing to survive)
 // is not reused.
-ReqPtr NewRequest(Mode mode) {
+}  // namespace
+
+ReqPtr NewCollRequest(CollMode mode) {
   if (mode.kind == Mode::kInit) {
     auto r = std::make_shared<MpiRequest>();
     r->persistent = std::make_unique<PersistentOp>();
@@ -93,19 +85,10 @@ ReqPtr NewRequest(Mode mode) {
   return cached;
 }
 
-uint8_t* Stage(MpiRequest& r, size_t bytes) {
-  r.stagings.push_back(std::make_unique<uint8_t[]>(bytes ? bytes : 1));
-  return r.stagings.back().get();
-}
+namespace {
 
-// Packs input data into a staging buffer now and, for a persistent
-// collective, again at every MPI_Start (the application changes the data
-// between starts; the staging buffers stay). `pack` captures by value.
-template <typename Pack>
-void PackInput(MpiRequest& r, Pack&& pack) {
-  pack();
-  if (r.persistent) r.persistent->on_start.emplace_back(std::forward<Pack>(pack));
-}
+ReqPtr NewRequest(Mode mode) { return NewCollRequest(mode); }
+
 
 // `count` items of `t` at `buf` as contiguous bytes for a schedule.
 const uint8_t* InBytes(MpiRequest& r, const void* buf, int64_t count,
@@ -380,11 +363,23 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
       comm->schedules.emplace(key, prepared);
     }
   }
+  return RunSchedule(st, comm, std::move(r), std::move(prepared), seq, send,
+                     recv, reduce, mode, out, fn);
+}
+
+}  // namespace
+
+int RunSchedule(State& st, const CommPtr& comm, ReqPtr r,
+                std::shared_ptr<const coll::PreparedSchedule> prepared,
+                uint64_t seq, const void* send, void* recv,
+                coll::ReduceFn reduce, CollMode mode, MPI_Request* out,
+                const char* fn) {
+  const bool blocking = mode.blocking();
   r->kind = MpiRequest::Kind::kColl;
   r->comm = comm;
   r->fn = fn;
   if (!r->op) r->op = std::make_unique<coll::Operation>();
-  if (mode.kind == Mode::kInit) {
+  if (mode.kind == CollMode::kInit) {
     // Checked, staged and prepared once: a start packs the inputs of
     // derived datatypes again (on_start) and starts the operation.
     PersistentOp& p = *r->persistent;
@@ -421,9 +416,8 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
   return MPI_SUCCESS;
 }
 
-// Common argument checks; returns the communicator or null with *err set.
-CommPtr Enter(State& st, MPI_Comm c, Mode mode, MPI_Request* request,
-              const char* fn, int* err) {
+CommPtr EnterColl(State& st, MPI_Comm c, CollMode mode, MPI_Request* request,
+                  const char* fn, int* err) {
   CommPtr comm = CheckComm(st, c, fn, err);
   if (!comm) return nullptr;
   if (!mode.blocking() && request == nullptr) {
@@ -452,6 +446,13 @@ bool CheckCounts(const int* counts, const int* displs, int n,
       return false;
     }
   return true;
+}
+
+namespace {
+
+CommPtr Enter(State& st, MPI_Comm c, Mode mode, MPI_Request* request,
+              const char* fn, int* err) {
+  return EnterColl(st, c, mode, request, fn, err);
 }
 
 // ---- the collectives ----

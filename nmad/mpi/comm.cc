@@ -1,5 +1,5 @@
-// MadMPI communicators, groups, error handlers, attributes and process
-// topologies. A new communicator is created collectively by its parent's
+// MadMPI communicators, groups, error handlers and attributes (process
+// topologies: topo.cc). A new communicator is created collectively by its parent's
 // members; its id (and so the names of its two nmad sessions) derives from
 // the parent's id and the parent's creation counter, which every member
 // bumps in the same order, so all members open the same sessions.
@@ -14,6 +14,7 @@
 #include "nmad/node.h"
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/coll.h"
+#include "nmad/mpi/internal/comm.h"
 #include "nmad/mpi/internal/state.h"
 
 namespace rondo::nmad::mpi {
@@ -37,8 +38,8 @@ MPI_Group AddGroup(State& st, std::vector<int> world) {
   return st.groups.Add(std::move(g));
 }
 
-// Creates the communicator `members` (job ranks) for the caller, who is a
-// member, with id `id`; copies the parent's error handler.
+}  // namespace
+
 int MakeComm(State& st, const Comm& parent, std::string id,
              std::vector<int> members, MPI_Comm* out, const char* fn) {
   std::string err;
@@ -51,6 +52,8 @@ int MakeComm(State& st, const Comm& parent, std::string id,
   return MPI_SUCCESS;
 }
 
+namespace {
+
 uint32_t HashRanks(const std::vector<int>& v) {
   uint32_t h = 2166136261u;
   for (int x : v) {
@@ -60,8 +63,10 @@ uint32_t HashRanks(const std::vector<int>& v) {
   return h;
 }
 
-int Split(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
-          const char* fn) {
+}  // namespace
+
+int SplitComm(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
+              const char* fn) {
   const uint64_t seq = c->child_seq.fetch_add(1);
   std::vector<int> mine = {color, key};
   std::vector<int> all(2 * c->size);
@@ -82,7 +87,6 @@ int Split(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
                   std::move(members), out, fn);
 }
 
-}  // namespace
 }  // namespace rondo::nmad::mpi
 
 using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
@@ -120,6 +124,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   n->source_weights = c->source_weights;
   n->dest_weights = c->dest_weights;
   n->weighted = c->weighted;
+  n->graph_index = c->graph_index;
+  n->graph_edges = c->graph_edges;
+  n->neighbors = c->neighbors;
   // A barrier so that no member sends on the new sessions before every
   // member opened them is not needed: nmad keeps early messages.
   return MPI_SUCCESS;
@@ -133,7 +140,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
                       "color = " + std::to_string(color) +
                           " (must be >= 0 or MPI_UNDEFINED)");
-  return Split(*st, c, color, key, newcomm, kFn);
+  return SplitComm(*st, c, color, key, newcomm, kFn);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
@@ -158,7 +165,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
     }
     color = static_cast<int>(h & 0x7fffffff);
   }
-  return Split(*st, c, color, key, newcomm, kFn);
+  return SplitComm(*st, c, color, key, newcomm, kFn);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
@@ -535,304 +542,6 @@ int MPI_Group_free(MPI_Group* group) {
                       "group = " + std::to_string(*group) +
                           " is not a valid group");
   *group = MPI_GROUP_NULL;
-  return MPI_SUCCESS;
-}
-
-// ---- process topologies ----
-int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
-  RONDO_MPI_ENTER("MPI_Dims_create");
-  if (nnodes < 1 || ndims < 0 || (ndims > 0 && dims == nullptr))
-    return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
-                      "nnodes = " + std::to_string(nnodes) + ", ndims = " +
-                          std::to_string(ndims) +
-                          " (need nnodes >= 1, ndims >= 0, dims not NULL)");
-  int fixed = 1;
-  std::vector<int> free_dims;
-  for (int i = 0; i < ndims; ++i) {
-    if (dims[i] < 0)
-      return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
-                        "dims[" + std::to_string(i) + "] = " +
-                            std::to_string(dims[i]) + " (must be >= 0)");
-    if (dims[i] > 0) fixed *= dims[i];
-    else free_dims.push_back(i);
-  }
-  if (nnodes % fixed != 0)
-    return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
-                      "nnodes = " + std::to_string(nnodes) +
-                          " is not a multiple of the product of the fixed "
-                          "dims (" + std::to_string(fixed) + ")");
-  int rest = nnodes / fixed;
-  if (free_dims.empty()) {
-    if (rest != 1)
-      return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
-                        "the fixed dims do not multiply to nnodes");
-    return MPI_SUCCESS;
-  }
-  // Prime factors, largest first, each onto the smallest free dimension.
-  std::vector<int> factors;
-  for (int p = 2; p * p <= rest; ++p)
-    while (rest % p == 0) {
-      factors.push_back(p);
-      rest /= p;
-    }
-  if (rest > 1) factors.push_back(rest);
-  std::sort(factors.rbegin(), factors.rend());
-  std::vector<int> d(free_dims.size(), 1);
-  for (int f : factors) *std::min_element(d.begin(), d.end()) *= f;
-  std::sort(d.rbegin(), d.rend());
-  for (size_t i = 0; i < free_dims.size(); ++i) dims[free_dims[i]] = d[i];
-  return MPI_SUCCESS;
-}
-
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
-                    const int periods[], int reorder, MPI_Comm* comm_cart) {
-  RONDO_MPI_ENTER_COMM("MPI_Cart_create", comm_old);
-  (void)reorder;  // ranks keep their order
-  if (ndims < 0 || (ndims > 0 && (dims == nullptr || periods == nullptr)) ||
-      comm_cart == nullptr)
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "ndims = " + std::to_string(ndims) +
-                          " (must be >= 0, with dims, periods and comm_cart "
-                          "not NULL)");
-  int64_t total = 1;
-  for (int i = 0; i < ndims; ++i) {
-    if (dims[i] <= 0)
-      return RaiseError(c.get(), MPI_ERR_DIMS, kFn,
-                        "dims[" + std::to_string(i) + "] = " +
-                            std::to_string(dims[i]) + " (must be > 0)");
-    total *= dims[i];
-  }
-  if (total > c->size)
-    return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
-                      "the grid has " + std::to_string(total) +
-                          " processes but comm_old only " +
-                          std::to_string(c->size));
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  *comm_cart = MPI_COMM_NULL;
-  if (c->rank >= total) return MPI_SUCCESS;
-  std::vector<int> members(c->world.begin(), c->world.begin() + total);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "cart",
-                 std::move(members), comm_cart, kFn);
-  if (err != MPI_SUCCESS) return err;
-  CommPtr n = st->comms.Get(*comm_cart);
-  n->topo = MPI_CART;
-  n->dims.assign(dims, dims + ndims);
-  n->periods.resize(ndims);
-  for (int i = 0; i < ndims; ++i) n->periods[i] = periods[i] != 0;
-  return MPI_SUCCESS;
-}
-
-static CommPtr CartComm(State& st, MPI_Comm comm, const char* fn, int* err) {
-  CommPtr c = CheckComm(st, comm, fn, err);
-  if (c && c->topo != MPI_CART) {
-    *err = RaiseError(c.get(), MPI_ERR_TOPOLOGY, fn,
-                      "comm has no cartesian topology");
-    return nullptr;
-  }
-  return c;
-}
-
-int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
-  RONDO_MPI_ENTER("MPI_Cart_coords");
-  int err = MPI_SUCCESS;
-  CommPtr c = CartComm(*st, comm, kFn, &err);
-  if (!c) return err;
-  const int nd = static_cast<int>(c->dims.size());
-  if (rank < 0 || rank >= c->size)
-    return RaiseError(c.get(), MPI_ERR_RANK, kFn,
-                      "rank = " + std::to_string(rank) + " (must be 0.." +
-                          std::to_string(c->size - 1) + ")");
-  if (maxdims < nd || (nd > 0 && coords == nullptr))
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "maxdims = " + std::to_string(maxdims) +
-                          " (the grid has " + std::to_string(nd) +
-                          " dimensions)");
-  int r = rank;
-  for (int i = nd - 1; i >= 0; --i) {
-    coords[i] = r % c->dims[i];
-    r /= c->dims[i];
-  }
-  return MPI_SUCCESS;
-}
-
-int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
-  RONDO_MPI_ENTER("MPI_Cart_rank");
-  int err = MPI_SUCCESS;
-  CommPtr c = CartComm(*st, comm, kFn, &err);
-  if (!c) return err;
-  const int nd = static_cast<int>(c->dims.size());
-  if (rank == nullptr || (nd > 0 && coords == nullptr))
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "coords or rank is NULL");
-  int r = 0;
-  for (int i = 0; i < nd; ++i) {
-    int x = coords[i];
-    if (c->periods[i]) {
-      x %= c->dims[i];
-      if (x < 0) x += c->dims[i];
-    } else if (x < 0 || x >= c->dims[i]) {
-      return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                        "coords[" + std::to_string(i) + "] = " +
-                            std::to_string(x) + " is outside the " +
-                            "non-periodic dimension 0.." +
-                            std::to_string(c->dims[i] - 1));
-    }
-    r = r * c->dims[i] + x;
-  }
-  *rank = r;
-  return MPI_SUCCESS;
-}
-
-int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
-                 int coords[]) {
-  RONDO_MPI_ENTER("MPI_Cart_get");
-  int err = MPI_SUCCESS;
-  CommPtr c = CartComm(*st, comm, kFn, &err);
-  if (!c) return err;
-  const int nd = static_cast<int>(c->dims.size());
-  if (maxdims < nd)
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "maxdims = " + std::to_string(maxdims) +
-                          " (the grid has " + std::to_string(nd) +
-                          " dimensions)");
-  for (int i = 0; i < nd; ++i) {
-    if (dims) dims[i] = c->dims[i];
-    if (periods) periods[i] = c->periods[i];
-  }
-  if (coords) return MPI_Cart_coords(comm, c->rank, maxdims, coords);
-  return MPI_SUCCESS;
-}
-
-int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
-  RONDO_MPI_ENTER("MPI_Cartdim_get");
-  int err = MPI_SUCCESS;
-  CommPtr c = CartComm(*st, comm, kFn, &err);
-  if (!c) return err;
-  if (ndims == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "ndims is NULL");
-  *ndims = static_cast<int>(c->dims.size());
-  return MPI_SUCCESS;
-}
-
-int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
-                   int* rank_dest) {
-  RONDO_MPI_ENTER("MPI_Cart_shift");
-  int err = MPI_SUCCESS;
-  CommPtr c = CartComm(*st, comm, kFn, &err);
-  if (!c) return err;
-  const int nd = static_cast<int>(c->dims.size());
-  if (direction < 0 || direction >= nd || rank_source == nullptr ||
-      rank_dest == nullptr)
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "direction = " + std::to_string(direction) +
-                          " (must be 0.." + std::to_string(nd - 1) +
-                          ", with rank_source and rank_dest not NULL)");
-  std::vector<int> coords(nd);
-  (void)MPI_Cart_coords(comm, c->rank, nd, coords.data());
-  auto at = [&](int delta) {
-    std::vector<int> x = coords;
-    x[direction] += delta;
-    if (!c->periods[direction] &&
-        (x[direction] < 0 || x[direction] >= c->dims[direction]))
-      return MPI_PROC_NULL;
-    int r = 0;
-    (void)MPI_Cart_rank(comm, x.data(), &r);
-    return r;
-  };
-  *rank_dest = at(disp);
-  *rank_source = at(-disp);
-  return MPI_SUCCESS;
-}
-
-int MPI_Topo_test(MPI_Comm comm, int* status) {
-  RONDO_MPI_ENTER_COMM("MPI_Topo_test", comm);
-  if (status == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "status is NULL");
-  *status = c->topo;
-  return MPI_SUCCESS;
-}
-
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
-                                   const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[],
-                                   const int destweights[], MPI_Info,
-                                   int reorder, MPI_Comm* comm_dist_graph) {
-  RONDO_MPI_ENTER_COMM("MPI_Dist_graph_create_adjacent", comm_old);
-  (void)reorder;
-  if (indegree < 0 || outdegree < 0 || comm_dist_graph == nullptr ||
-      (indegree > 0 && sources == nullptr) ||
-      (outdegree > 0 && destinations == nullptr))
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "indegree = " + std::to_string(indegree) +
-                          ", outdegree = " + std::to_string(outdegree) +
-                          " (must be >= 0 with their arrays not NULL)");
-  for (int i = 0; i < indegree; ++i)
-    if (!CheckRank(sources[i], *c, false, kFn, &err, "sources[i]") ||
-        sources[i] == MPI_PROC_NULL)
-      return err != MPI_SUCCESS ? err
-                                : RaiseError(c.get(), MPI_ERR_RANK, kFn,
-                                             "sources holds MPI_PROC_NULL");
-  for (int i = 0; i < outdegree; ++i)
-    if (!CheckRank(destinations[i], *c, false, kFn, &err,
-                   "destinations[i]") ||
-        destinations[i] == MPI_PROC_NULL)
-      return err != MPI_SUCCESS
-                 ? err
-                 : RaiseError(c.get(), MPI_ERR_RANK, kFn,
-                              "destinations holds MPI_PROC_NULL");
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "dg", c->world,
-                 comm_dist_graph, kFn);
-  if (err != MPI_SUCCESS) return err;
-  CommPtr n = st->comms.Get(*comm_dist_graph);
-  n->topo = MPI_DIST_GRAPH;
-  n->sources.assign(sources, sources + indegree);
-  n->destinations.assign(destinations, destinations + outdegree);
-  n->weighted = sourceweights != MPI_UNWEIGHTED &&
-                destweights != MPI_UNWEIGHTED;
-  if (n->weighted) {
-    if (sourceweights && sourceweights != MPI_WEIGHTS_EMPTY)
-      n->source_weights.assign(sourceweights, sourceweights + indegree);
-    if (destweights && destweights != MPI_WEIGHTS_EMPTY)
-      n->dest_weights.assign(destweights, destweights + outdegree);
-  }
-  return MPI_SUCCESS;
-}
-
-int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
-                                   int* outdegree, int* weighted) {
-  RONDO_MPI_ENTER_COMM("MPI_Dist_graph_neighbors_count", comm);
-  if (c->topo != MPI_DIST_GRAPH)
-    return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
-                      "comm has no distributed graph topology");
-  if (indegree == nullptr || outdegree == nullptr || weighted == nullptr)
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "indegree, outdegree and weighted must not be NULL");
-  *indegree = static_cast<int>(c->sources.size());
-  *outdegree = static_cast<int>(c->destinations.size());
-  *weighted = c->weighted;
-  return MPI_SUCCESS;
-}
-
-int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-                             int sourceweights[], int maxoutdegree,
-                             int destinations[], int destweights[]) {
-  RONDO_MPI_ENTER_COMM("MPI_Dist_graph_neighbors", comm);
-  if (c->topo != MPI_DIST_GRAPH)
-    return RaiseError(c.get(), MPI_ERR_TOPOLOGY, kFn,
-                      "comm has no distributed graph topology");
-  const int in = std::min<int>(maxindegree, c->sources.size());
-  const int out = std::min<int>(maxoutdegree, c->destinations.size());
-  for (int i = 0; i < in; ++i) {
-    if (sources) sources[i] = c->sources[i];
-    if (c->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&
-        i < static_cast<int>(c->source_weights.size()))
-      sourceweights[i] = c->source_weights[i];
-  }
-  for (int i = 0; i < out; ++i) {
-    if (destinations) destinations[i] = c->destinations[i];
-    if (c->weighted && destweights && destweights != MPI_UNWEIGHTED &&
-        i < static_cast<int>(c->dest_weights.size()))
-      destweights[i] = c->dest_weights[i];
-  }
   return MPI_SUCCESS;
 }
 

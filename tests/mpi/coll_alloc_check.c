@@ -4,7 +4,9 @@
  * The program replaces malloc and friends (forwarding to glibc's
  * __libc_* functions) and counts the calls made by the main thread between
  * chk_count_begin() and chk_count_end(), over 200 warm blocking calls each
- * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce and MPI_Allgather.
+ * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce and MPI_Allgather,
+ * and 200 MPI_Start + MPI_Wait of a warm persistent MPI_Allreduce_init
+ * (its schedule, Operation and staging are the request's own).
  *   - On one rank the schedules send no message (copies at most): the
  *     count must be zero. Rondo's collective layer reuses, per thread, one
  *     request, one Operation with its step states and temporaries, and one
@@ -125,8 +127,12 @@ int main(int argc, char** argv) {
             p2p, kCalls, per_message);
 
   static const char* const kNames[] = {"barrier", "bcast", "allreduce",
-                                       "reduce", "allgather"};
-  for (int c = 0; c < 5; ++c) {
+                                       "reduce", "allgather",
+                                       "allreduce_init start"};
+  MPI_Request persistent;
+  MPI_Allreduce_init(in, out, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                     MPI_INFO_NULL, &persistent);
+  for (int c = 0; c < 6; ++c) {
     long long counted = 0;
     for (int phase = 0; phase < 2; ++phase) {
       const int calls = phase == 0 ? kWarm : kCalls;
@@ -144,6 +150,10 @@ int main(int argc, char** argv) {
           case 4:
             MPI_Allgather(in, kCount, MPI_FLOAT, out, kCount, MPI_FLOAT,
                           MPI_COMM_WORLD);
+            break;
+          case 5:
+            MPI_Start(&persistent);
+            MPI_Wait(&persistent, MPI_STATUS_IGNORE);
             break;
         }
         /* A rooted collective lets the root run ahead by any number of
@@ -165,13 +175,14 @@ int main(int argc, char** argv) {
       fprintf(stderr, "coll_alloc_check: %s: %lld allocations in %d calls\n",
               kNames[c], counted, kCalls);
     /* The results are still right. */
-    if (c == 2) {
+    if (c == 2 || c == 5) {
       for (int i = 0; i < kCount; ++i)
         check_ll("allreduce sum",
                  (long long)size * (size - 1) / 2 + (long long)size * i,
                  (long long)out[i]);
     }
   }
+  MPI_Request_free(&persistent);
   const int rc = chk_finish("coll_alloc_check");
   MPI_Finalize();
   return rc;

@@ -539,6 +539,89 @@ int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
                                   MPI_Op op, MPI_Comm comm, MPI_Info info,
                                   MPI_Request* request);
 
+/* ---- Neighbourhood collectives (MPI-3; the _init forms MPI-4) ----
+ * On a communicator with a cartesian, graph or distributed graph topology:
+ * each rank sends one block to each out-neighbour and receives one block
+ * from each in-neighbour, in the order MPI_Cart_shift (for each dimension,
+ * the -1 then the +1 neighbour), MPI_Graph_neighbors or
+ * MPI_Dist_graph_neighbors gives them. MPI_PROC_NULL neighbours of a
+ * non-periodic grid leave their block untouched. MPI_IN_PLACE is not
+ * allowed. The nonblocking and persistent forms progress in the
+ * background like the other nonblocking collectives. */
+int MPI_Neighbor_allgather(const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                           const int sdispls[], MPI_Datatype sendtype,
+                           void* recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype,
+                           MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                           const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void* recvbuf,
+                           const int recvcounts[], const MPI_Aint rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf,
+                            int recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request* request);
+int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request);
+int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf,
+                           int recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Request* request);
+int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                            const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request* request);
+int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                            const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf,
+                            const int recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            MPI_Request* request);
+int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request);
+int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
+                                 MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request);
+int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
+                               MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Info info,
+                               MPI_Request* request);
+int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                const int sdispls[], MPI_Datatype sendtype,
+                                void* recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request);
+int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf,
+                                const int recvcounts[],
+                                const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                MPI_Info info, MPI_Request* request);
+
 /* ---- Communicators and groups ---- */
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
 int MPI_Comm_size(MPI_Comm comm, int* size);
@@ -582,13 +665,26 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
 int MPI_Cartdim_get(MPI_Comm comm, int* ndims);
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
                    int* rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm);
 int MPI_Topo_test(MPI_Comm comm, int* status);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
+                     const int edges[], int reorder, MPI_Comm* comm_graph);
+int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
+                  int edges[]);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
+                        int neighbors[]);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                                    const int sources[],
                                    const int sourceweights[], int outdegree,
                                    const int destinations[],
                                    const int destweights[], MPI_Info info,
                                    int reorder, MPI_Comm* comm_dist_graph);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
+                          const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm* comm_dist_graph);
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
                                    int* outdegree, int* weighted);
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],

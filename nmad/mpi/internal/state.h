@@ -69,6 +69,9 @@ struct ScheduleKey {
   uint64_t elem_size = 0;
   bool commutative = true;
   int split = -1;  // split-tree level, -1 = not split
+  // Neighbourhood collectives (neighbor.cc): the blocks' strides.
+  uint64_t send_stride = 0;
+  uint64_t recv_stride = 0;
   bool operator==(const ScheduleKey&) const = default;
 };
 struct ScheduleKeyHash {
@@ -77,9 +80,23 @@ struct ScheduleKeyHash {
     h ^= (static_cast<uint64_t>(k.collective) << 48) ^
          (static_cast<uint64_t>(k.algorithm) << 40) ^
          (static_cast<uint64_t>(k.root) << 8) ^ k.elem_size * 31 ^
-         (k.commutative ? 1 : 0) ^ (static_cast<uint64_t>(k.split + 1) << 56);
+         (k.commutative ? 1 : 0) ^ (static_cast<uint64_t>(k.split + 1) << 56) ^
+         k.send_stride * 0xff51afd7ed558ccdull ^ k.recv_stride * 0xc4ceb9fe1a85ec53ull;
     return static_cast<size_t>(h ^ (h >> 29));
   }
+};
+
+// A rank's neighbours in its communicator's process topology, in the order
+// of MPI_Cart_shift (per dimension the -1 then the +1 neighbour),
+// MPI_Graph_neighbors or MPI_Dist_graph_neighbors, with MPI_PROC_NULL kept
+// (its block is skipped), and each edge's step tag for the neighbourhood
+// collectives (nmad/coll/neighbor.h): on a cartesian grid the direction the
+// message travels (2d towards -1, 2d + 1 towards +1, so a periodic
+// dimension of one or two ranks still fills the right slots); on graphs the
+// k-th edge between two ranks has tag k on both sides (mod 4096).
+struct Neighborhood {
+  std::vector<int> in, out;
+  std::vector<uint32_t> in_tags, out_tags;
 };
 
 struct Comm {
@@ -109,6 +126,8 @@ struct Comm {
   std::vector<int> sources, destinations;  // distributed graph
   std::vector<int> source_weights, dest_weights;
   bool weighted = false;
+  std::vector<int> graph_index, graph_edges;  // graph (MPI_Graph_create)
+  Neighborhood neighbors;  // filled with the topology (topo.cc)
 };
 using CommPtr = std::shared_ptr<Comm>;
 

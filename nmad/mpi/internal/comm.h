@@ -1,0 +1,29 @@
+// Communicator creation, shared by comm.cc and the process topologies
+// (topo.cc).
+#ifndef RONDO_NMAD_MPI_INTERNAL_COMM_H_
+#define RONDO_NMAD_MPI_INTERNAL_COMM_H_
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "nmad/mpi/internal/state.h"
+
+namespace rondo::nmad::mpi {
+
+// Creates the communicator `members` (job ranks) for the caller, who is a
+// member, with id `id`; copies the parent's error handler.
+int MakeComm(State& st, const Comm& parent, std::string id,
+             std::vector<int> members, MPI_Comm* out, const char* fn);
+
+// MPI_Comm_split of `c`: a collective call of all its members.
+int SplitComm(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
+              const char* fn);
+
+// Fills c.neighbors from c's topology (topo.cc); empty without one.
+void SetNeighborhood(Comm& c);
+
+}  // namespace rondo::nmad::mpi
+
+#endif  // RONDO_NMAD_MPI_INTERNAL_COMM_H_
