@@ -167,6 +167,23 @@ gcc -std=c11 ${san[@]+"${san[@]}"} -o outside_mpi_pc "$srcdir/outside_mpi.c" \
 [[ "$("$prefix/bin/rondo-mpicc" --showme:compile)" == "-I$prefix/include/rondo/nmad/mpi/include" ]] ||
   fail "rondo-mpicc --showme:compile"
 
+# ---- the profiling interface: a tool library linked ahead of librondo ----
+step "PMPI: a counting tool as a shared library ahead of librondo.so"
+python3 "$TEST_SRCDIR/$TEST_WORKSPACE/tools/mpi_pmpi.py" --root "$TEST_SRCDIR/$TEST_WORKSPACE" \
+    --check-symbols "$prefix/lib/librondo.so" || fail "librondo.so's MPI_/PMPI_ symbols"
+mpisrc="$TEST_SRCDIR/$TEST_WORKSPACE/tests/mpi"
+if "$prefix/bin/rondo-mpicc" -std=c11 -fPIC -shared ${san[@]+"${san[@]}"} \
+    -o libpmpitool.so "$mpisrc/pmpi_tool.c" &&
+   "$prefix/bin/rondo-mpicc" -std=c11 ${san[@]+"${san[@]}"} -I"$mpisrc" \
+    -o pmpi_check "$mpisrc/pmpi_check.c" -L. -Wl,-rpath,"$PWD" -lpmpitool; then
+  out=$(env -u RONDO_PROGRESS "$prefix/bin/rondo-run" -n 2 --timeout 60 ./pmpi_check 2>&1) ||
+    fail "rondo-run -n 2 pmpi_check exited $?: $out"
+  echo "$out"
+  [[ "$out" == *"pmpi_check: ok"* ]] || fail "pmpi_check did not pass"
+else
+  fail "rondo-mpicc could not build the PMPI tool or pmpi_check.c"
+fi
+
 # ---- installed tools ----
 step "rondo-info --config"
 out=$("$prefix/bin/rondo-info" --config 2>&1) || fail "rondo-info --config exited $?: $out"

@@ -1121,7 +1121,7 @@ using rondo::nmad::coll::Collective;
 
 extern "C" {
 
-int MPIX_Comm_set_split(MPI_Comm comm, int s) {
+int PMPIX_Comm_set_split(MPI_Comm comm, int s) {
   RONDO_MPI_ENTER_COMM("MPIX_Comm_set_split", comm);
   if (s < MPIX_SPLIT_DEFAULT || s > rondo::nmad::coll::kMaxFixedSplit)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
@@ -1133,117 +1133,117 @@ int MPIX_Comm_set_split(MPI_Comm comm, int s) {
   return MPI_SUCCESS;
 }
 
-int MPIX_Comm_get_split(MPI_Comm comm, int doubling, int* s) {
+int PMPIX_Comm_get_split(MPI_Comm comm, int doubling, int* s) {
   RONDO_MPI_ENTER_COMM("MPIX_Comm_get_split", comm);
   if (s == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "s is NULL");
   *s = ResolveCommSplit(*st, *c, doubling != 0);
   return MPI_SUCCESS;
 }
 
-int MPI_Barrier(MPI_Comm comm) {
+int PMPI_Barrier(MPI_Comm comm) {
   return Barrier(comm, kBlockingCall, nullptr, "MPI_Barrier");
 }
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return Barrier(comm, kNonblockingCall, request, "MPI_Ibarrier");
 }
-int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
+int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
               MPI_Comm comm) {
   return Bcast(buffer, count, datatype, root, comm, kBlockingCall, nullptr,
                "MPI_Bcast");
 }
-int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
+int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
                MPI_Comm comm, MPI_Request* request) {
   return Bcast(buffer, count, datatype, root, comm, kNonblockingCall, request,
                "MPI_Ibcast");
 }
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count, datatype,
                     op, root, comm, kBlockingCall, nullptr, "MPI_Reduce");
 }
-int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request* request) {
   return ReduceLike(Collective::kReduce, sendbuf, recvbuf, count, datatype,
                     op, root, comm, kNonblockingCall, request, "MPI_Ireduce");
 }
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
                     datatype, op, 0, comm, kBlockingCall, nullptr, "MPI_Allreduce");
 }
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   return ReduceLike(Collective::kAllreduce, sendbuf, recvbuf, count,
                     datatype, op, 0, comm, kNonblockingCall, request, "MPI_Iallreduce");
 }
-int MPI_Scan(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Scan(const void* sendbuf, void* recvbuf, int count,
              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceLike(Collective::kScan, sendbuf, recvbuf, count, datatype, op,
                     0, comm, kBlockingCall, nullptr, "MPI_Scan");
 }
-int MPI_Iscan(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
   return ReduceLike(Collective::kScan, sendbuf, recvbuf, count, datatype, op,
                     0, comm, kNonblockingCall, request, "MPI_Iscan");
 }
-int MPI_Exscan(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count, datatype,
                     op, 0, comm, kBlockingCall, nullptr, "MPI_Exscan");
 }
-int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   return ReduceLike(Collective::kExscan, sendbuf, recvbuf, count, datatype,
                     op, 0, comm, kNonblockingCall, request, "MPI_Iexscan");
 }
-int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                MPI_Comm comm) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 root, comm, false, kBlockingCall, nullptr, "MPI_Gather");
 }
-int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
                 int root, MPI_Comm comm, MPI_Request* request) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 root, comm, false, kNonblockingCall, request, "MPI_Igather");
 }
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 0, comm, true, kBlockingCall, nullptr, "MPI_Allgather");
 }
-int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
                    MPI_Comm comm, MPI_Request* request) {
   return Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                 0, comm, true, kNonblockingCall, request, "MPI_Iallgather");
 }
-int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, const int recvcounts[], const int displs[],
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                  recvtype, root, comm, false, kBlockingCall, nullptr, "MPI_Gatherv");
 }
-int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, const int recvcounts[], const int displs[],
                  MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                  recvtype, root, comm, false, kNonblockingCall, request, "MPI_Igatherv");
 }
-int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                  recvtype, 0, comm, true, kBlockingCall, nullptr, "MPI_Allgatherv");
 }
-int MPI_Iallgatherv(const void* sendbuf, int sendcount,
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount,
                     MPI_Datatype sendtype, void* recvbuf,
                     const int recvcounts[], const int displs[],
                     MPI_Datatype recvtype, MPI_Comm comm,
@@ -1251,45 +1251,45 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount,
   return Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                  recvtype, 0, comm, true, kNonblockingCall, request, "MPI_Iallgatherv");
 }
-int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
   return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                  root, comm, kBlockingCall, nullptr, "MPI_Scatter");
 }
-int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm, MPI_Request* request) {
   return Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                  root, comm, kNonblockingCall, request, "MPI_Iscatter");
 }
-int MPI_Scatterv(const void* sendbuf, const int sendcounts[],
+int PMPI_Scatterv(const void* sendbuf, const int sendcounts[],
                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root,
                  MPI_Comm comm) {
   return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                   recvtype, root, comm, kBlockingCall, nullptr, "MPI_Scatterv");
 }
-int MPI_Iscatterv(const void* sendbuf, const int sendcounts[],
+int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[],
                   const int displs[], MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int root,
                   MPI_Comm comm, MPI_Request* request) {
   return Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                   recvtype, root, comm, kNonblockingCall, request, "MPI_Iscatterv");
 }
-int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm) {
   return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                   comm, kBlockingCall, nullptr, "MPI_Alltoall");
 }
-int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
                   MPI_Comm comm, MPI_Request* request) {
   return Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                   comm, kNonblockingCall, request, "MPI_Ialltoall");
 }
-int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[],
                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                   const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
@@ -1297,7 +1297,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtype, comm, kBlockingCall, nullptr,
                    "MPI_Alltoallv");
 }
-int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int rdispls[],
                    MPI_Datatype recvtype, MPI_Comm comm,
@@ -1306,7 +1306,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtype, comm, kNonblockingCall, request,
                    "MPI_Ialltoallv");
 }
-int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
+int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[],
                   const int sdispls[], const MPI_Datatype sendtypes[],
                   void* recvbuf, const int recvcounts[], const int rdispls[],
                   const MPI_Datatype recvtypes[], MPI_Comm comm) {
@@ -1314,7 +1314,7 @@ int MPI_Alltoallw(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtypes, comm, kBlockingCall, nullptr,
                    "MPI_Alltoallw");
 }
-int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
+int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
                    const int sdispls[], const MPI_Datatype sendtypes[],
                    void* recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[],
@@ -1323,7 +1323,7 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtypes, comm, kNonblockingCall, request,
                    "MPI_Ialltoallw");
 }
-int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
+int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
                        const int recvcounts[], MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm) {
   if (recvcounts == nullptr) {
@@ -1334,7 +1334,7 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
   return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
                        kBlockingCall, nullptr, "MPI_Reduce_scatter");
 }
-int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
                         const int recvcounts[], MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   if (recvcounts == nullptr) {
@@ -1345,13 +1345,13 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
   return ReduceScatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
                        kNonblockingCall, request, "MPI_Ireduce_scatter");
 }
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
+int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf,
                              int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
   return ReduceScatter(sendbuf, recvbuf, nullptr, recvcount, datatype, op,
                        comm, kBlockingCall, nullptr, "MPI_Reduce_scatter_block");
 }
-int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
+int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
                               int recvcount, MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm,
                               MPI_Request* request) {
@@ -1361,14 +1361,14 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
 
 // ---- Persistent collectives (MPI-4) ----
 
-int MPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info, MPI_Request* request) {
   return InitColl(
       [=](Mode m, MPI_Request* q) {
         return Barrier(comm, m, q, "MPI_Barrier_init");
       },
       request);
 }
-int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
+int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
                    MPI_Comm comm, MPI_Info, MPI_Request* request) {
   return InitColl(
       [=](Mode m, MPI_Request* q) {
@@ -1377,7 +1377,7 @@ int MPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
       },
       request);
 }
-int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
                     MPI_Datatype datatype, MPI_Op op, int root,
                     MPI_Comm comm, MPI_Info, MPI_Request* request) {
   return InitColl(
@@ -1387,7 +1387,7 @@ int MPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
       },
       request);
 }
-int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                        MPI_Info, MPI_Request* request) {
   return InitColl(
@@ -1397,7 +1397,7 @@ int MPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
       },
       request);
 }
-int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info,
                   MPI_Request* request) {
   return InitColl(
@@ -1407,7 +1407,7 @@ int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
       },
       request);
 }
-int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
+int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Info, MPI_Request* request) {
   return InitColl(
@@ -1417,7 +1417,7 @@ int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
       },
       request);
 }
-int MPI_Gather_init(const void* sendbuf, int sendcount,
+int PMPI_Gather_init(const void* sendbuf, int sendcount,
                     MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                     MPI_Request* request) {
@@ -1428,7 +1428,7 @@ int MPI_Gather_init(const void* sendbuf, int sendcount,
       },
       request);
 }
-int MPI_Allgather_init(const void* sendbuf, int sendcount,
+int PMPI_Allgather_init(const void* sendbuf, int sendcount,
                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                        MPI_Request* request) {
@@ -1439,7 +1439,7 @@ int MPI_Allgather_init(const void* sendbuf, int sendcount,
       },
       request);
 }
-int MPI_Gatherv_init(const void* sendbuf, int sendcount,
+int PMPI_Gatherv_init(const void* sendbuf, int sendcount,
                      MPI_Datatype sendtype, void* recvbuf,
                      const int recvcounts[], const int displs[],
                      MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -1452,7 +1452,7 @@ int MPI_Gatherv_init(const void* sendbuf, int sendcount,
       },
       request);
 }
-int MPI_Allgatherv_init(const void* sendbuf, int sendcount,
+int PMPI_Allgatherv_init(const void* sendbuf, int sendcount,
                         MPI_Datatype sendtype, void* recvbuf,
                         const int recvcounts[], const int displs[],
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
@@ -1465,7 +1465,7 @@ int MPI_Allgatherv_init(const void* sendbuf, int sendcount,
       },
       request);
 }
-int MPI_Scatter_init(const void* sendbuf, int sendcount,
+int PMPI_Scatter_init(const void* sendbuf, int sendcount,
                      MPI_Datatype sendtype, void* recvbuf, int recvcount,
                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info,
                      MPI_Request* request) {
@@ -1476,7 +1476,7 @@ int MPI_Scatter_init(const void* sendbuf, int sendcount,
       },
       request);
 }
-int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[],
+int PMPI_Scatterv_init(const void* sendbuf, const int sendcounts[],
                       const int displs[], MPI_Datatype sendtype,
                       void* recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Comm comm, MPI_Info,
@@ -1489,7 +1489,7 @@ int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[],
       },
       request);
 }
-int MPI_Alltoall_init(const void* sendbuf, int sendcount,
+int PMPI_Alltoall_init(const void* sendbuf, int sendcount,
                       MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info,
                       MPI_Request* request) {
@@ -1500,7 +1500,7 @@ int MPI_Alltoall_init(const void* sendbuf, int sendcount,
       },
       request);
 }
-int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+int PMPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
                        const int sdispls[], MPI_Datatype sendtype,
                        void* recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype,
@@ -1513,7 +1513,7 @@ int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
       },
       request);
 }
-int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[],
+int PMPI_Alltoallw_init(const void* sendbuf, const int sendcounts[],
                        const int sdispls[], const MPI_Datatype sendtypes[],
                        void* recvbuf, const int recvcounts[],
                        const int rdispls[], const MPI_Datatype recvtypes[],
@@ -1526,7 +1526,7 @@ int MPI_Alltoallw_init(const void* sendbuf, const int sendcounts[],
       },
       request);
 }
-int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
+int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
                             const int recvcounts[], MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, MPI_Info,
                             MPI_Request* request) {
@@ -1542,7 +1542,7 @@ int MPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
       },
       request);
 }
-int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
+int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
                                   int recvcount, MPI_Datatype datatype,
                                   MPI_Op op, MPI_Comm comm, MPI_Info,
                                   MPI_Request* request) {
@@ -1555,3 +1555,62 @@ int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPIX_Comm_set_split = PMPIX_Comm_set_split
+#pragma weak MPIX_Comm_get_split = PMPIX_Comm_get_split
+#pragma weak MPI_Barrier = PMPI_Barrier
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+#pragma weak MPI_Bcast = PMPI_Bcast
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+#pragma weak MPI_Reduce = PMPI_Reduce
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+#pragma weak MPI_Allreduce = PMPI_Allreduce
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+#pragma weak MPI_Scan = PMPI_Scan
+#pragma weak MPI_Iscan = PMPI_Iscan
+#pragma weak MPI_Exscan = PMPI_Exscan
+#pragma weak MPI_Iexscan = PMPI_Iexscan
+#pragma weak MPI_Gather = PMPI_Gather
+#pragma weak MPI_Igather = PMPI_Igather
+#pragma weak MPI_Allgather = PMPI_Allgather
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+#pragma weak MPI_Scatter = PMPI_Scatter
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+#pragma weak MPI_Barrier_init = PMPI_Barrier_init
+#pragma weak MPI_Bcast_init = PMPI_Bcast_init
+#pragma weak MPI_Reduce_init = PMPI_Reduce_init
+#pragma weak MPI_Allreduce_init = PMPI_Allreduce_init
+#pragma weak MPI_Scan_init = PMPI_Scan_init
+#pragma weak MPI_Exscan_init = PMPI_Exscan_init
+#pragma weak MPI_Gather_init = PMPI_Gather_init
+#pragma weak MPI_Allgather_init = PMPI_Allgather_init
+#pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
+#pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
+#pragma weak MPI_Scatter_init = PMPI_Scatter_init
+#pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
+#pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
+#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
+#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+#pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
+#pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init

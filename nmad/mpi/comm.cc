@@ -93,21 +93,21 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 
 extern "C" {
 
-int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_rank", comm);
   if (rank == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "rank is NULL");
   *rank = c->rank;
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_size(MPI_Comm comm, int* size) {
+int PMPI_Comm_size(MPI_Comm comm, int* size) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_size", comm);
   if (size == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "size is NULL");
   *size = c->size;
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_dup", comm);
   if (newcomm == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
@@ -132,7 +132,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_split", comm);
   if (newcomm == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
@@ -143,7 +143,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return SplitComm(*st, c, color, key, newcomm, kFn);
 }
 
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
                         MPI_Comm* newcomm) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_split_type", comm);
   if (newcomm == nullptr)
@@ -168,7 +168,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info,
   return SplitComm(*st, c, color, key, newcomm, kFn);
 }
 
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_create", comm);
   GroupPtr g = CheckGroup(*st, group, c.get(), kFn, &err);
   if (!g) return err;
@@ -185,7 +185,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
                   newcomm, kFn);
 }
 
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                           MPI_Comm* newcomm) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_create_group", comm);
   GroupPtr g = CheckGroup(*st, group, c.get(), kFn, &err);
@@ -212,7 +212,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                   g->world, newcomm, kFn);
 }
 
-int MPI_Comm_free(MPI_Comm* comm) {
+int PMPI_Comm_free(MPI_Comm* comm) {
   RONDO_MPI_ENTER("MPI_Comm_free");
   if (comm == nullptr)
     return RaiseError(nullptr, MPI_ERR_COMM, kFn, "comm is NULL");
@@ -227,7 +227,7 @@ int MPI_Comm_free(MPI_Comm* comm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   RONDO_MPI_ENTER("MPI_Comm_compare");
   int err = MPI_SUCCESS;
   CommPtr a = CheckComm(*st, comm1, kFn, &err);
@@ -249,7 +249,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_group", comm);
   if (group == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "group is NULL");
@@ -257,7 +257,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_get_name", comm);
   if (comm_name == nullptr || resultlen == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
@@ -273,7 +273,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_set_name", comm);
   if (comm_name == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "comm_name is NULL");
@@ -282,14 +282,14 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_test_inter", comm);
   if (flag == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "flag is NULL");
   *flag = 0;  // Rondo has intracommunicators only
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_remote_size", comm);
   (void)size;
   return RaiseError(c.get(), MPI_ERR_COMM, kFn,
@@ -297,7 +297,7 @@ int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
                     "needs an intercommunicator)");
 }
 
-int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
                       int* flag) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_get_attr", comm);
   if (attribute_val == nullptr || flag == nullptr)
@@ -326,7 +326,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
 }
 
 // ---- error handlers ----
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_set_errhandler", comm);
   if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
       !st->errhandlers.Get(errhandler))
@@ -337,7 +337,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_get_errhandler", comm);
   if (errhandler == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "errhandler is NULL");
@@ -346,7 +346,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                MPI_Errhandler* errhandler) {
   RONDO_MPI_ENTER("MPI_Comm_create_errhandler");
   if (function == nullptr || errhandler == nullptr)
@@ -358,13 +358,13 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_call_errhandler", comm);
   (void)CallErrhandler(c.get(), errorcode, kFn);
   return MPI_SUCCESS;
 }
 
-int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   RONDO_MPI_ENTER("MPI_Errhandler_free");
   if (errhandler == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn, "errhandler is NULL");
@@ -384,7 +384,7 @@ int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
 }
 
 // ---- groups ----
-int MPI_Group_size(MPI_Group group, int* size) {
+int PMPI_Group_size(MPI_Group group, int* size) {
   RONDO_MPI_ENTER("MPI_Group_size");
   int err = MPI_SUCCESS;
   GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
@@ -394,7 +394,7 @@ int MPI_Group_size(MPI_Group group, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Group_rank(MPI_Group group, int* rank) {
+int PMPI_Group_rank(MPI_Group group, int* rank) {
   RONDO_MPI_ENTER("MPI_Group_rank");
   int err = MPI_SUCCESS;
   GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
@@ -428,7 +428,7 @@ static bool CheckGroupRanks(const Group& g, int n, const int* ranks,
   return true;
 }
 
-int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
                    MPI_Group* newgroup) {
   RONDO_MPI_ENTER("MPI_Group_incl");
   int err = MPI_SUCCESS;
@@ -443,7 +443,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
   return MPI_SUCCESS;
 }
 
-int MPI_Group_excl(MPI_Group group, int n, const int ranks[],
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
                    MPI_Group* newgroup) {
   RONDO_MPI_ENTER("MPI_Group_excl");
   int err = MPI_SUCCESS;
@@ -461,7 +461,7 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[],
   return MPI_SUCCESS;
 }
 
-int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
                          MPI_Group* newgroup) {
   RONDO_MPI_ENTER("MPI_Group_range_incl");
   int err = MPI_SUCCESS;
@@ -488,7 +488,7 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
   return MPI_SUCCESS;
 }
 
-int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
                               MPI_Group group2, int ranks2[]) {
   RONDO_MPI_ENTER("MPI_Group_translate_ranks");
   int err = MPI_SUCCESS;
@@ -513,7 +513,7 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
   return MPI_SUCCESS;
 }
 
-int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   RONDO_MPI_ENTER("MPI_Group_compare");
   int err = MPI_SUCCESS;
   GroupPtr a = CheckGroup(*st, group1, nullptr, kFn, &err, "group1");
@@ -533,7 +533,7 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MPI_Group_free(MPI_Group* group) {
+int PMPI_Group_free(MPI_Group* group) {
   RONDO_MPI_ENTER("MPI_Group_free");
   if (group == nullptr)
     return RaiseError(nullptr, MPI_ERR_GROUP, kFn, "group is NULL");
@@ -546,3 +546,37 @@ int MPI_Group_free(MPI_Group* group) {
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Comm_rank = PMPI_Comm_rank
+#pragma weak MPI_Comm_size = PMPI_Comm_size
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+#pragma weak MPI_Comm_split = PMPI_Comm_split
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
+#pragma weak MPI_Comm_group = PMPI_Comm_group
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+#pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
+#pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+#pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
+#pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+#pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
+#pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
+#pragma weak MPI_Group_size = PMPI_Group_size
+#pragma weak MPI_Group_rank = PMPI_Group_rank
+#pragma weak MPI_Group_incl = PMPI_Group_incl
+#pragma weak MPI_Group_excl = PMPI_Group_excl
+#pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
+#pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks
+#pragma weak MPI_Group_compare = PMPI_Group_compare
+#pragma weak MPI_Group_free = PMPI_Group_free

@@ -410,7 +410,7 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 
 extern "C" {
 
-int MPI_Neighbor_allgather(const void* sendbuf, int sendcount,
+int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount,
                            MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype,
                            MPI_Comm comm) {
@@ -418,7 +418,7 @@ int MPI_Neighbor_allgather(const void* sendbuf, int sendcount,
                   comm, false, kBlockingCall, nullptr,
                   "MPI_Neighbor_allgather");
 }
-int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf,
                             int recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request* request) {
@@ -426,7 +426,7 @@ int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
                   comm, false, kNonblockingCall, request,
                   "MPI_Ineighbor_allgather");
 }
-int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
+int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
                                 MPI_Datatype sendtype, void* recvbuf,
                                 int recvcount, MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Info, MPI_Request* request) {
@@ -435,7 +435,7 @@ int MPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
                   "MPI_Neighbor_allgather_init");
 }
 
-int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
+int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf,
                             const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm) {
@@ -443,7 +443,7 @@ int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
                     recvtype, comm, kBlockingCall, nullptr,
                     "MPI_Neighbor_allgatherv");
 }
-int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
                              MPI_Datatype sendtype, void* recvbuf,
                              const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm,
@@ -452,7 +452,7 @@ int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
                     recvtype, comm, kNonblockingCall, request,
                     "MPI_Ineighbor_allgatherv");
 }
-int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
+int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
                                  MPI_Datatype sendtype, void* recvbuf,
                                  const int recvcounts[], const int displs[],
                                  MPI_Datatype recvtype, MPI_Comm comm,
@@ -462,14 +462,14 @@ int MPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
                     "MPI_Neighbor_allgatherv_init");
 }
 
-int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
   return Uniform2(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                   comm, true, kBlockingCall, nullptr,
                   "MPI_Neighbor_alltoall");
 }
-int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                            MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype,
                            MPI_Comm comm, MPI_Request* request) {
@@ -477,7 +477,7 @@ int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                   comm, true, kNonblockingCall, request,
                   "MPI_Ineighbor_alltoall");
 }
-int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
+int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
                                MPI_Datatype sendtype, void* recvbuf,
                                int recvcount, MPI_Datatype recvtype,
                                MPI_Comm comm, MPI_Info, MPI_Request* request) {
@@ -486,7 +486,7 @@ int MPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
                   "MPI_Neighbor_alltoall_init");
 }
 
-int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                            const int sdispls[], MPI_Datatype sendtype,
                            void* recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype,
@@ -495,7 +495,7 @@ int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtype, comm, kBlockingCall,
                    nullptr, "MPI_Neighbor_alltoallv");
 }
-int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                             const int sdispls[], MPI_Datatype sendtype,
                             void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype,
@@ -504,7 +504,7 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtype, comm, kNonblockingCall,
                    request, "MPI_Ineighbor_alltoallv");
 }
-int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
                                 const int sdispls[], MPI_Datatype sendtype,
                                 void* recvbuf, const int recvcounts[],
                                 const int rdispls[], MPI_Datatype recvtype,
@@ -515,7 +515,7 @@ int MPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
                    "MPI_Neighbor_alltoallv_init");
 }
 
-int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                            const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void* recvbuf,
                            const int recvcounts[], const MPI_Aint rdispls[],
@@ -524,7 +524,7 @@ int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtypes, comm, kBlockingCall,
                    nullptr, "MPI_Neighbor_alltoallw");
 }
-int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                             const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void* recvbuf,
                             const int recvcounts[], const MPI_Aint rdispls[],
@@ -534,7 +534,7 @@ int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                    recvcounts, rdispls, recvtypes, comm, kNonblockingCall,
                    request, "MPI_Ineighbor_alltoallw");
 }
-int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
                                 const MPI_Aint sdispls[],
                                 const MPI_Datatype sendtypes[], void* recvbuf,
                                 const int recvcounts[],
@@ -547,3 +547,24 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Neighbor_allgather = PMPI_Neighbor_allgather
+#pragma weak MPI_Ineighbor_allgather = PMPI_Ineighbor_allgather
+#pragma weak MPI_Neighbor_allgather_init = PMPI_Neighbor_allgather_init
+#pragma weak MPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv
+#pragma weak MPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv
+#pragma weak MPI_Neighbor_allgatherv_init = PMPI_Neighbor_allgatherv_init
+#pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
+#pragma weak MPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall
+#pragma weak MPI_Neighbor_alltoall_init = PMPI_Neighbor_alltoall_init
+#pragma weak MPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv
+#pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
+#pragma weak MPI_Neighbor_alltoallv_init = PMPI_Neighbor_alltoallv_init
+#pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
+#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
+#pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init

@@ -524,32 +524,32 @@ using rondo::engine::Status;
 
 extern "C" {
 
-int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
              int tag, MPI_Comm comm) {
   return BlockingSend(buf, count, datatype, dest, tag, comm,
                       SendMode::kStandard, "MPI_Send");
 }
 
-int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
   return BlockingSend(buf, count, datatype, dest, tag, comm,
                       SendMode::kSynchronous, "MPI_Ssend");
 }
 
 // Ready mode is a standard send (its receive is posted by contract).
-int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
-  return MPI_Send(buf, count, datatype, dest, tag, comm);
+  return PMPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
   RONDO_MPI_ENTER("MPI_Bsend");
   return BufferedSend(*st, buf, count, datatype, dest, tag, comm, kFn);
 }
 
 // The copy is made before it returns: its request is complete at once.
-int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Ibsend");
   if (int e = CheckRequestOut(request, kFn)) return e;
@@ -564,14 +564,14 @@ int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
   return Register(*st, h, MPI_SUCCESS, request);
 }
 
-int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype,
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype,
                   int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Send_init");
   return InitPersistent(*st, PersistentKind::kSend, const_cast<void*>(buf),
                         count, datatype, dest, tag, comm, request, kFn);
 }
 
-int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Ssend_init");
   return InitPersistent(*st, PersistentKind::kSsend, const_cast<void*>(buf),
@@ -579,28 +579,28 @@ int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
 }
 
 // Ready mode is standard mode (as MPI_Rsend).
-int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype,
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype,
                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Rsend_init");
   return InitPersistent(*st, PersistentKind::kSend, const_cast<void*>(buf),
                         count, datatype, dest, tag, comm, request, kFn);
 }
 
-int MPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype,
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype,
                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Bsend_init");
   return InitPersistent(*st, PersistentKind::kBsend, const_cast<void*>(buf),
                         count, datatype, dest, tag, comm, request, kFn);
 }
 
-int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
                   int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Recv_init");
   return InitPersistent(*st, PersistentKind::kRecv, buf, count, datatype,
                         source, tag, comm, request, kFn);
 }
 
-int MPI_Buffer_attach(void* buffer, int size) {
+int PMPI_Buffer_attach(void* buffer, int size) {
   RONDO_MPI_ENTER("MPI_Buffer_attach");
   if (size < 0)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
@@ -622,7 +622,7 @@ int MPI_Buffer_attach(void* buffer, int size) {
 
 // Waits until every buffered message has been sent, then gives the buffer
 // back: *(void**)buffer_addr and *size. With none attached: NULL and 0.
-int MPI_Buffer_detach(void* buffer_addr, int* size) {
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   RONDO_MPI_ENTER("MPI_Buffer_detach");
   if (buffer_addr == nullptr || size == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
@@ -637,7 +637,7 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
              MPI_Comm comm, MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Recv");
   MpiRequest r;
@@ -646,7 +646,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
   return WaitOne(*st, r, status, kFn);
 }
 
-int MPIX_Dynamic_bcast(const void* buf, int count, MPI_Datatype datatype,
+int PMPIX_Dynamic_bcast(const void* buf, int count, MPI_Datatype datatype,
                        int tag, const int ranks[], const int priorities[],
                        int n, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPIX_Dynamic_bcast");
@@ -660,24 +660,24 @@ int MPIX_Dynamic_bcast(const void* buf, int count, MPI_Datatype datatype,
   return Register(*st, h, err, request);
 }
 
-int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm, MPI_Request* request) {
   return NonblockingSend(buf, count, datatype, dest, tag, comm, request,
                          SendMode::kStandard, "MPI_Isend");
 }
 
-int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request* request) {
   return NonblockingSend(buf, count, datatype, dest, tag, comm, request,
                          SendMode::kSynchronous, "MPI_Issend");
 }
 
-int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request* request) {
-  return MPI_Isend(buf, count, datatype, dest, tag, comm, request);
+  return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Irecv");
   if (int e = CheckRequestOut(request, kFn)) return e;
@@ -689,7 +689,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
   return Register(*st, h, err, request);
 }
 
-int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  int dest, int sendtag, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status* status) {
@@ -709,7 +709,7 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return e2 != MPI_SUCCESS ? e2 : e1;
 }
 
-int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                          int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status* status) {
   RONDO_MPI_ENTER_COMM("MPI_Sendrecv_replace", comm);
@@ -735,7 +735,7 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
   return e2 != MPI_SUCCESS ? e2 : e1;
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
                MPI_Status* status) {
   RONDO_MPI_ENTER_COMM("MPI_Iprobe", comm);
   if (!CheckRank(source, *c, true, kFn, &err, "source") ||
@@ -766,7 +766,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
   return MPI_SUCCESS;
 }
 
-int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
                 MPI_Message* message, MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Improbe");
   int err = MPI_SUCCESS;
@@ -811,19 +811,19 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
   return MPI_SUCCESS;
 }
 
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
                MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Mprobe");
   (void)kFn;
   int flag = 0;
   for (;;) {
-    int err = MPI_Improbe(source, tag, comm, &flag, message, status);
+    int err = PMPI_Improbe(source, tag, comm, &flag, message, status);
     if (err != MPI_SUCCESS || flag) return err;
     (void)st->engine().Poll();
   }
 }
 
-int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
               MPI_Message* message, MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Mrecv");
   MpiRequest r;
@@ -832,7 +832,7 @@ int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
   return WaitOne(*st, r, status, kFn);
 }
 
-int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
                MPI_Message* message, MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Imrecv");
   if (int e = CheckRequestOut(request, kFn)) return e;
@@ -844,18 +844,18 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
   return Register(*st, h, err, request);
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Probe");
   int flag = 0;
   for (;;) {
-    int err = MPI_Iprobe(source, tag, comm, &flag, status);
+    int err = PMPI_Iprobe(source, tag, comm, &flag, status);
     if (err != MPI_SUCCESS || flag) return err;
     (void)kFn;
     (void)st->engine().Poll();
   }
 }
 
-int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
                   int* count) {
   RONDO_MPI_ENTER("MPI_Get_count");
   int err = MPI_SUCCESS;
@@ -889,7 +889,7 @@ static int Elements(const MPI_Status* status, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
                      int* count) {
   int64_t n = 0;
   if (int e = Elements(status, datatype, count, &n, "MPI_Get_elements"))
@@ -898,7 +898,7 @@ int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype,
                        MPI_Count* count) {
   int64_t n = 0;
   if (int e = Elements(status, datatype, count, &n, "MPI_Get_elements_x"))
@@ -926,14 +926,51 @@ static int SetElements(MPI_Status* status, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
-int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype,
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype,
                             int count) {
   return SetElements(status, datatype, count, "MPI_Status_set_elements");
 }
 
-int MPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
                               MPI_Count count) {
   return SetElements(status, datatype, count, "MPI_Status_set_elements_x");
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Send = PMPI_Send
+#pragma weak MPI_Ssend = PMPI_Ssend
+#pragma weak MPI_Rsend = PMPI_Rsend
+#pragma weak MPI_Bsend = PMPI_Bsend
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+#pragma weak MPI_Send_init = PMPI_Send_init
+#pragma weak MPI_Ssend_init = PMPI_Ssend_init
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
+#pragma weak MPI_Bsend_init = PMPI_Bsend_init
+#pragma weak MPI_Recv_init = PMPI_Recv_init
+#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
+#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+#pragma weak MPI_Recv = PMPI_Recv
+#pragma weak MPIX_Dynamic_bcast = PMPIX_Dynamic_bcast
+#pragma weak MPI_Isend = PMPI_Isend
+#pragma weak MPI_Issend = PMPI_Issend
+#pragma weak MPI_Irsend = PMPI_Irsend
+#pragma weak MPI_Irecv = PMPI_Irecv
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+#pragma weak MPI_Iprobe = PMPI_Iprobe
+#pragma weak MPI_Improbe = PMPI_Improbe
+#pragma weak MPI_Mprobe = PMPI_Mprobe
+#pragma weak MPI_Mrecv = PMPI_Mrecv
+#pragma weak MPI_Imrecv = PMPI_Imrecv
+#pragma weak MPI_Probe = PMPI_Probe
+#pragma weak MPI_Get_count = PMPI_Get_count
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x

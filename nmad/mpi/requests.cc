@@ -313,7 +313,7 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 
 extern "C" {
 
-int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Wait");
   if (request == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
@@ -339,7 +339,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   return Release(*st, request, *r, status, kFn);
 }
 
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Test");
   if (request == nullptr || flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
@@ -363,7 +363,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   return Release(*st, request, *r, status, kFn);
 }
 
-int MPI_Request_get_status(MPI_Request request, int* flag,
+int PMPI_Request_get_status(MPI_Request request, int* flag,
                            MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Request_get_status");
   if (flag == nullptr)
@@ -391,7 +391,7 @@ int MPI_Request_get_status(MPI_Request request, int* flag,
   return MPI_SUCCESS;
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   RONDO_MPI_ENTER("MPI_Waitall");
   if (count < 0)
     return RaiseError(nullptr, MPI_ERR_COUNT, kFn,
@@ -418,7 +418,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
 
-int MPI_Testall(int count, MPI_Request requests[], int* flag,
+int PMPI_Testall(int count, MPI_Request requests[], int* flag,
                 MPI_Status statuses[]) {
   RONDO_MPI_ENTER("MPI_Testall");
   if (count < 0 || flag == nullptr || (count > 0 && requests == nullptr))
@@ -435,7 +435,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag,
   return ReleaseAll(*st, count, requests, rs, statuses, kFn);
 }
 
-int MPI_Waitany(int count, MPI_Request requests[], int* index,
+int PMPI_Waitany(int count, MPI_Request requests[], int* index,
                 MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Waitany");
   if (count < 0 || index == nullptr || (count > 0 && requests == nullptr))
@@ -462,7 +462,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index,
   }
 }
 
-int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
+int PMPI_Testany(int count, MPI_Request requests[], int* index, int* flag,
                 MPI_Status* status) {
   RONDO_MPI_ENTER("MPI_Testany");
   if (count < 0 || index == nullptr || flag == nullptr ||
@@ -529,21 +529,21 @@ static int SomeCommon(State& st, int incount, MPI_Request requests[],
   }
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
+int PMPI_Waitsome(int incount, MPI_Request requests[], int* outcount,
                  int indices[], MPI_Status statuses[]) {
   RONDO_MPI_ENTER("MPI_Waitsome");
   return SomeCommon(*st, incount, requests, outcount, indices, statuses, true,
                     kFn);
 }
 
-int MPI_Testsome(int incount, MPI_Request requests[], int* outcount,
+int PMPI_Testsome(int incount, MPI_Request requests[], int* outcount,
                  int indices[], MPI_Status statuses[]) {
   RONDO_MPI_ENTER("MPI_Testsome");
   return SomeCommon(*st, incount, requests, outcount, indices, statuses,
                     false, kFn);
 }
 
-int MPI_Request_free(MPI_Request* request) {
+int PMPI_Request_free(MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Request_free");
   if (request == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
@@ -571,7 +571,7 @@ int MPI_Request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MPI_Start(MPI_Request* request) {
+int PMPI_Start(MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Start");
   if (request == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
@@ -580,7 +580,7 @@ int MPI_Start(MPI_Request* request) {
 
 // Starts each request in order; stops at the first that cannot start (the
 // ones before it are started, the ones after are not), as MPICH does.
-int MPI_Startall(int count, MPI_Request requests[]) {
+int PMPI_Startall(int count, MPI_Request requests[]) {
   RONDO_MPI_ENTER("MPI_Startall");
   if (count < 0)
     return RaiseError(nullptr, MPI_ERR_COUNT, kFn,
@@ -593,7 +593,7 @@ int MPI_Startall(int count, MPI_Request requests[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cancel(MPI_Request* request) {
+int PMPI_Cancel(MPI_Request* request) {
   RONDO_MPI_ENTER("MPI_Cancel");
   if (request == nullptr)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn, "request is NULL");
@@ -620,7 +620,7 @@ int MPI_Cancel(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   if (status == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Status_set_cancelled",
                       "status must not be NULL");
@@ -628,7 +628,7 @@ int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
   return MPI_SUCCESS;
 }
 
-int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
   if (status == nullptr || flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Test_cancelled",
                       "status and flag must not be NULL");
@@ -637,3 +637,24 @@ int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Wait = PMPI_Wait
+#pragma weak MPI_Test = PMPI_Test
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+#pragma weak MPI_Waitall = PMPI_Waitall
+#pragma weak MPI_Testall = PMPI_Testall
+#pragma weak MPI_Waitany = PMPI_Waitany
+#pragma weak MPI_Testany = PMPI_Testany
+#pragma weak MPI_Waitsome = PMPI_Waitsome
+#pragma weak MPI_Testsome = PMPI_Testsome
+#pragma weak MPI_Request_free = PMPI_Request_free
+#pragma weak MPI_Start = PMPI_Start
+#pragma weak MPI_Startall = PMPI_Startall
+#pragma weak MPI_Cancel = PMPI_Cancel
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled

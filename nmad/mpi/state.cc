@@ -298,15 +298,15 @@ int InitCommon(int required, int* provided, const char* fn) {
 
 extern "C" {
 
-int MPI_Init(int*, char***) {
+int PMPI_Init(int*, char***) {
   return InitCommon(MPI_THREAD_MULTIPLE, nullptr, "MPI_Init");
 }
 
-int MPI_Init_thread(int*, char***, int required, int* provided) {
+int PMPI_Init_thread(int*, char***, int required, int* provided) {
   return InitCommon(required, provided, "MPI_Init_thread");
 }
 
-int MPI_Initialized(int* flag) {
+int PMPI_Initialized(int* flag) {
   if (flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Initialized",
                       "flag is NULL");
@@ -314,14 +314,14 @@ int MPI_Initialized(int* flag) {
   return MPI_SUCCESS;
 }
 
-int MPI_Finalized(int* flag) {
+int PMPI_Finalized(int* flag) {
   if (flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
   *flag = rondo::nmad::mpi::Finalized();
   return MPI_SUCCESS;
 }
 
-int MPI_Finalize(void) {
+int PMPI_Finalize(void) {
   State* st = Mpi();
   if (st == nullptr)
     return RaiseError(nullptr, MPI_ERR_OTHER, "MPI_Finalize",
@@ -361,7 +361,7 @@ int MPI_Finalize(void) {
   return MPI_SUCCESS;
 }
 
-int MPI_Abort(MPI_Comm, int errorcode) {
+int PMPI_Abort(MPI_Comm, int errorcode) {
   State* st = Mpi();
   std::fprintf(stderr, "rondo: MPI_Abort called on rank %d with code %d\n",
                st ? st->world_rank() : -1, errorcode);
@@ -370,19 +370,19 @@ int MPI_Abort(MPI_Comm, int errorcode) {
   std::_Exit(errorcode == 0 ? 1 : (errorcode & 0xff ? errorcode & 0xff : 1));
 }
 
-double MPI_Wtime(void) {
+double PMPI_Wtime(void) {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-double MPI_Wtick(void) {
+double PMPI_Wtick(void) {
   timespec ts;
   clock_getres(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-int MPI_Get_processor_name(char* name, int* resultlen) {
+int PMPI_Get_processor_name(char* name, int* resultlen) {
   if (name == nullptr || resultlen == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_processor_name",
                       "name and resultlen must not be NULL");
@@ -393,7 +393,7 @@ int MPI_Get_processor_name(char* name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Get_version(int* version, int* subversion) {
+int PMPI_Get_version(int* version, int* subversion) {
   if (version == nullptr || subversion == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_version",
                       "version and subversion must not be NULL");
@@ -402,7 +402,7 @@ int MPI_Get_version(int* version, int* subversion) {
   return MPI_SUCCESS;
 }
 
-int MPI_Get_library_version(char* version, int* resultlen) {
+int PMPI_Get_library_version(char* version, int* resultlen) {
   if (version == nullptr || resultlen == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_library_version",
                       "version and resultlen must not be NULL");
@@ -413,7 +413,7 @@ int MPI_Get_library_version(char* version, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Query_thread(int* provided) {
+int PMPI_Query_thread(int* provided) {
   State* st = Mpi();
   if (provided == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Query_thread",
@@ -422,7 +422,7 @@ int MPI_Query_thread(int* provided) {
   return MPI_SUCCESS;
 }
 
-int MPI_Is_thread_main(int* flag) {
+int PMPI_Is_thread_main(int* flag) {
   State* st = Mpi();
   if (flag == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Is_thread_main",
@@ -431,7 +431,7 @@ int MPI_Is_thread_main(int* flag) {
   return MPI_SUCCESS;
 }
 
-int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   if (string == nullptr || resultlen == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_string",
                       "string and resultlen must not be NULL");
@@ -442,7 +442,7 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Error_class(int errorcode, int* errorclass) {
+int PMPI_Error_class(int errorcode, int* errorclass) {
   if (errorclass == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_class",
                       "errorclass is NULL");
@@ -467,3 +467,24 @@ extern "C" __attribute__((weak)) const char* __lsan_default_suppressions() {
 extern "C" __attribute__((weak)) const char* __tsan_default_suppressions() {
   return "race:boost::lockfree::detail::\n";
 }
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Init = PMPI_Init
+#pragma weak MPI_Init_thread = PMPI_Init_thread
+#pragma weak MPI_Initialized = PMPI_Initialized
+#pragma weak MPI_Finalized = PMPI_Finalized
+#pragma weak MPI_Finalize = PMPI_Finalize
+#pragma weak MPI_Abort = PMPI_Abort
+#pragma weak MPI_Wtime = PMPI_Wtime
+#pragma weak MPI_Wtick = PMPI_Wtick
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+#pragma weak MPI_Get_version = PMPI_Get_version
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+#pragma weak MPI_Query_thread = PMPI_Query_thread
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
+#pragma weak MPI_Error_string = PMPI_Error_string
+#pragma weak MPI_Error_class = PMPI_Error_class

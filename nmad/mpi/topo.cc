@@ -112,7 +112,7 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 
 extern "C" {
 
-int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
   RONDO_MPI_ENTER("MPI_Dims_create");
   if (nnodes < 1 || ndims < 0 || (ndims > 0 && dims == nullptr))
     return RaiseError(nullptr, MPI_ERR_DIMS, kFn,
@@ -157,7 +157,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
                     const int periods[], int reorder, MPI_Comm* comm_cart) {
   RONDO_MPI_ENTER_COMM("MPI_Cart_create", comm_old);
   (void)reorder;  // ranks keep their order
@@ -197,7 +197,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
 }
 
 
-int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   RONDO_MPI_ENTER("MPI_Cart_coords");
   int err = MPI_SUCCESS;
   CommPtr c = CartComm(*st, comm, kFn, &err);
@@ -220,7 +220,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   RONDO_MPI_ENTER("MPI_Cart_rank");
   int err = MPI_SUCCESS;
   CommPtr c = CartComm(*st, comm, kFn, &err);
@@ -247,7 +247,7 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
                  int coords[]) {
   RONDO_MPI_ENTER("MPI_Cart_get");
   int err = MPI_SUCCESS;
@@ -263,11 +263,11 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
     if (dims) dims[i] = c->dims[i];
     if (periods) periods[i] = c->periods[i];
   }
-  if (coords) return MPI_Cart_coords(comm, c->rank, maxdims, coords);
+  if (coords) return PMPI_Cart_coords(comm, c->rank, maxdims, coords);
   return MPI_SUCCESS;
 }
 
-int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
   RONDO_MPI_ENTER("MPI_Cartdim_get");
   int err = MPI_SUCCESS;
   CommPtr c = CartComm(*st, comm, kFn, &err);
@@ -277,7 +277,7 @@ int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
                    int* rank_dest) {
   RONDO_MPI_ENTER("MPI_Cart_shift");
   int err = MPI_SUCCESS;
@@ -291,7 +291,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
                           " (must be 0.." + std::to_string(nd - 1) +
                           ", with rank_source and rank_dest not NULL)");
   std::vector<int> coords(nd);
-  (void)MPI_Cart_coords(comm, c->rank, nd, coords.data());
+  (void)PMPI_Cart_coords(comm, c->rank, nd, coords.data());
   auto at = [&](int delta) {
     std::vector<int> x = coords;
     x[direction] += delta;
@@ -299,7 +299,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
         (x[direction] < 0 || x[direction] >= c->dims[direction]))
       return MPI_PROC_NULL;
     int r = 0;
-    (void)MPI_Cart_rank(comm, x.data(), &r);
+    (void)PMPI_Cart_rank(comm, x.data(), &r);
     return r;
   };
   *rank_dest = at(disp);
@@ -307,14 +307,14 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source,
   return MPI_SUCCESS;
 }
 
-int MPI_Topo_test(MPI_Comm comm, int* status) {
+int PMPI_Topo_test(MPI_Comm comm, int* status) {
   RONDO_MPI_ENTER_COMM("MPI_Topo_test", comm);
   if (status == nullptr) return RaiseError(c.get(), MPI_ERR_ARG, kFn, "status is NULL");
   *status = c->topo;
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                                    const int sources[],
                                    const int sourceweights[], int outdegree,
                                    const int destinations[],
@@ -363,7 +363,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
                                    int* outdegree, int* weighted) {
   RONDO_MPI_ENTER_COMM("MPI_Dist_graph_neighbors_count", comm);
   if (c->topo != MPI_DIST_GRAPH)
@@ -378,7 +378,7 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree,
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
                              int sourceweights[], int maxoutdegree,
                              int destinations[], int destweights[]) {
   RONDO_MPI_ENTER_COMM("MPI_Dist_graph_neighbors", comm);
@@ -403,7 +403,7 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
 }
 
 
-int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   RONDO_MPI_ENTER("MPI_Cart_sub");
   int err = MPI_SUCCESS;
   CommPtr c = CartComm(*st, comm, kFn, &err);
@@ -436,7 +436,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
                      const int edges[], int reorder, MPI_Comm* comm_graph) {
   RONDO_MPI_ENTER_COMM("MPI_Graph_create", comm_old);
   (void)reorder;  // ranks keep their order
@@ -478,7 +478,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
   return MPI_SUCCESS;
 }
 
-int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   RONDO_MPI_ENTER("MPI_Graphdims_get");
   int err = MPI_SUCCESS;
   CommPtr c = GraphComm(*st, comm, kFn, &err);
@@ -490,7 +490,7 @@ int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
                   int edges[]) {
   RONDO_MPI_ENTER("MPI_Graph_get");
   int err = MPI_SUCCESS;
@@ -509,7 +509,7 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   RONDO_MPI_ENTER("MPI_Graph_neighbors_count");
   int err = MPI_SUCCESS;
   CommPtr c = GraphComm(*st, comm, kFn, &err);
@@ -524,7 +524,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
                         int neighbors[]) {
   RONDO_MPI_ENTER("MPI_Graph_neighbors");
   int err = MPI_SUCCESS;
@@ -544,7 +544,7 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
                           const int degrees[], const int destinations[],
                           const int weights[], MPI_Info, int reorder,
                           MPI_Comm* comm_dist_graph) {
@@ -587,7 +587,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
   // ends, so the k-th edge between two ranks is the same edge for both.
   int count = static_cast<int>(mine.size());
   std::vector<int> counts(c->size), displs(c->size);
-  err = MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_old);
+  err = PMPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_old);
   if (err != MPI_SUCCESS) return err;
   int total = 0;
   for (int r = 0; r < c->size; ++r) {
@@ -595,7 +595,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
     total += counts[r];
   }
   std::vector<int> all(total);
-  err = MPI_Allgatherv(mine.data(), count, MPI_INT, all.data(), counts.data(),
+  err = PMPI_Allgatherv(mine.data(), count, MPI_INT, all.data(), counts.data(),
                        displs.data(), MPI_INT, comm_old);
   if (err != MPI_SUCCESS) return err;
   // Weighted unless every rank said MPI_UNWEIGHTED: MPI requires all ranks
@@ -631,3 +631,27 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Dims_create = PMPI_Dims_create
+#pragma weak MPI_Cart_create = PMPI_Cart_create
+#pragma weak MPI_Cart_coords = PMPI_Cart_coords
+#pragma weak MPI_Cart_rank = PMPI_Cart_rank
+#pragma weak MPI_Cart_get = PMPI_Cart_get
+#pragma weak MPI_Cartdim_get = PMPI_Cartdim_get
+#pragma weak MPI_Cart_shift = PMPI_Cart_shift
+#pragma weak MPI_Topo_test = PMPI_Topo_test
+#pragma weak MPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent
+#pragma weak MPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count
+#pragma weak MPI_Dist_graph_neighbors = PMPI_Dist_graph_neighbors
+#pragma weak MPI_Cart_sub = PMPI_Cart_sub
+#pragma weak MPI_Graph_create = PMPI_Graph_create
+#pragma weak MPI_Graphdims_get = PMPI_Graphdims_get
+#pragma weak MPI_Graph_get = PMPI_Graph_get
+#pragma weak MPI_Graph_neighbors_count = PMPI_Graph_neighbors_count
+#pragma weak MPI_Graph_neighbors = PMPI_Graph_neighbors
+#pragma weak MPI_Dist_graph_create = PMPI_Dist_graph_create

@@ -39,7 +39,7 @@ using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
 
 extern "C" {
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype,
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
                         MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_contiguous");
   RONDO_OLD_TYPE(oldtype, "oldtype");
@@ -47,7 +47,7 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype,
   return AddType(*st, Contiguous(count, *old), newtype, kFn);
 }
 
-int MPI_Type_vector(int count, int blocklength, int stride,
+int PMPI_Type_vector(int count, int blocklength, int stride,
                     MPI_Datatype oldtype, MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_vector");
   RONDO_OLD_TYPE(oldtype, "oldtype");
@@ -55,7 +55,7 @@ int MPI_Type_vector(int count, int blocklength, int stride,
   return AddType(*st, Vector(count, blocklength, stride, *old), newtype, kFn);
 }
 
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                             MPI_Datatype oldtype, MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_create_hvector");
   RONDO_OLD_TYPE(oldtype, "oldtype");
@@ -64,7 +64,7 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
                  kFn);
 }
 
-int MPI_Type_indexed(int count, const int blocklengths[],
+int PMPI_Type_indexed(int count, const int blocklengths[],
                      const int displacements[], MPI_Datatype oldtype,
                      MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_indexed");
@@ -74,7 +74,7 @@ int MPI_Type_indexed(int count, const int blocklengths[],
                  newtype, kFn);
 }
 
-int MPI_Type_create_hindexed(int count, const int blocklengths[],
+int PMPI_Type_create_hindexed(int count, const int blocklengths[],
                              const MPI_Aint displacements[],
                              MPI_Datatype oldtype, MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_create_hindexed");
@@ -84,7 +84,7 @@ int MPI_Type_create_hindexed(int count, const int blocklengths[],
                  newtype, kFn);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklength,
+int PMPI_Type_create_indexed_block(int count, int blocklength,
                                   const int displacements[],
                                   MPI_Datatype oldtype,
                                   MPI_Datatype* newtype) {
@@ -95,7 +95,7 @@ int MPI_Type_create_indexed_block(int count, int blocklength,
                  newtype, kFn);
 }
 
-int MPI_Type_create_struct(int count, const int blocklengths[],
+int PMPI_Type_create_struct(int count, const int blocklengths[],
                            const MPI_Aint displacements[],
                            const MPI_Datatype types[],
                            MPI_Datatype* newtype) {
@@ -118,7 +118,7 @@ int MPI_Type_create_struct(int count, const int blocklengths[],
                  newtype, kFn);
 }
 
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
                             MPI_Aint extent, MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_create_resized");
   RONDO_OLD_TYPE(oldtype, "oldtype");
@@ -126,7 +126,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
   return AddType(*st, Resized(*old, lb, extent), newtype, kFn);
 }
 
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   RONDO_MPI_ENTER("MPI_Type_dup");
   RONDO_OLD_TYPE(oldtype, "oldtype");
   if (!OutArg(newtype, "newtype", kFn, &err)) return err;
@@ -137,7 +137,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return err;
 }
 
-int MPI_Type_commit(MPI_Datatype* datatype) {
+int PMPI_Type_commit(MPI_Datatype* datatype) {
   RONDO_MPI_ENTER("MPI_Type_commit");
   int err = MPI_SUCCESS;
   if (!OutArg(datatype, "datatype", kFn, &err)) return err;
@@ -148,7 +148,7 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_free(MPI_Datatype* datatype) {
+int PMPI_Type_free(MPI_Datatype* datatype) {
   RONDO_MPI_ENTER("MPI_Type_free");
   int err = MPI_SUCCESS;
   if (!OutArg(datatype, "datatype", kFn, &err)) return err;
@@ -166,7 +166,7 @@ int MPI_Type_free(MPI_Datatype* datatype) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_size(MPI_Datatype datatype, int* size) {
+int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   RONDO_MPI_ENTER("MPI_Type_size");
   int err = MPI_SUCCESS;
   TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
@@ -176,7 +176,7 @@ int MPI_Type_size(MPI_Datatype datatype, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   RONDO_MPI_ENTER("MPI_Type_size_x");
   int err = MPI_SUCCESS;
   TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
@@ -213,26 +213,26 @@ int Extent(MPI_Datatype datatype, T* lb, T* extent, bool true_extent,
 
 extern "C" {
 
-int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb,
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb,
                           MPI_Count* extent) {
   return Extent(datatype, lb, extent, false, "MPI_Type_get_extent_x");
 }
-int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb,
                                MPI_Count* true_extent) {
   return Extent(datatype, true_lb, true_extent, true,
                 "MPI_Type_get_true_extent_x");
 }
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
                         MPI_Aint* extent) {
   return Extent(datatype, lb, extent, false, "MPI_Type_get_extent");
 }
-int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb,
                              MPI_Aint* true_extent) {
   return Extent(datatype, true_lb, true_extent, true,
                 "MPI_Type_get_true_extent");
 }
 
-int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name,
                       int* resultlen) {
   RONDO_MPI_ENTER("MPI_Type_get_name");
   int err = MPI_SUCCESS;
@@ -247,7 +247,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char* type_name,
   return MPI_SUCCESS;
 }
 
-int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   RONDO_MPI_ENTER("MPI_Type_set_name");
   int err = MPI_SUCCESS;
   TypePtr t = CheckType(*st, datatype, nullptr, kFn, &err, "datatype", false);
@@ -261,7 +261,7 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers,
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers,
                           int* num_addresses, int* num_datatypes,
                           int* combiner) {
   RONDO_MPI_ENTER("MPI_Type_get_envelope");
@@ -280,7 +280,7 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers,
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
                           int max_addresses, int max_datatypes,
                           int array_of_integers[],
                           MPI_Aint array_of_addresses[],
@@ -339,7 +339,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
   return MPI_SUCCESS;
 }
 
-int MPI_Get_address(const void* location, MPI_Aint* address) {
+int PMPI_Get_address(const void* location, MPI_Aint* address) {
   if (address == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Get_address",
                       "address is NULL");
@@ -347,12 +347,12 @@ int MPI_Get_address(const void* location, MPI_Aint* address) {
   return MPI_SUCCESS;
 }
 
-MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
-MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
   return addr1 - addr2;
 }
 
-int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
+int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
              void* outbuf, int outsize, int* position, MPI_Comm comm) {
   RONDO_MPI_ENTER_COMM("MPI_Pack", comm);
   TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
@@ -379,7 +379,7 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
   return MPI_SUCCESS;
 }
 
-int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
+int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
                int outcount, MPI_Datatype datatype, MPI_Comm comm) {
   RONDO_MPI_ENTER_COMM("MPI_Unpack", comm);
   TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
@@ -407,7 +407,7 @@ int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
   return MPI_SUCCESS;
 }
 
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
                   int* size) {
   RONDO_MPI_ENTER_COMM("MPI_Pack_size", comm);
   TypePtr t = CheckType(*st, datatype, c.get(), kFn, &err);
@@ -420,7 +420,7 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
 }
 
 // ---- operations ----
-int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   RONDO_MPI_ENTER("MPI_Op_create");
   if (user_fn == nullptr || op == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
@@ -434,7 +434,7 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return MPI_SUCCESS;
 }
 
-int MPI_Op_free(MPI_Op* op) {
+int PMPI_Op_free(MPI_Op* op) {
   RONDO_MPI_ENTER("MPI_Op_free");
   if (op == nullptr) return RaiseError(nullptr, MPI_ERR_OP, kFn, "op is NULL");
   if (IsPredefinedOp(*op))
@@ -449,7 +449,7 @@ int MPI_Op_free(MPI_Op* op) {
   return MPI_SUCCESS;
 }
 
-int MPI_Op_commutative(MPI_Op op, int* commute) {
+int PMPI_Op_commutative(MPI_Op op, int* commute) {
   RONDO_MPI_ENTER("MPI_Op_commutative");
   if (commute == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn, "commute is NULL");
@@ -465,7 +465,7 @@ int MPI_Op_commutative(MPI_Op op, int* commute) {
   return MPI_SUCCESS;
 }
 
-int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
                      MPI_Datatype datatype, MPI_Op op) {
   RONDO_MPI_ENTER("MPI_Reduce_local");
   int err = MPI_SUCCESS;
@@ -482,14 +482,14 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
 }
 
 // ---- info ----
-int MPI_Info_create(MPI_Info* info) {
+int PMPI_Info_create(MPI_Info* info) {
   RONDO_MPI_ENTER("MPI_Info_create");
   if (info == nullptr) return RaiseError(nullptr, MPI_ERR_ARG, kFn, "info is NULL");
   *info = st->infos.Add(std::make_shared<Info>());
   return MPI_SUCCESS;
 }
 
-int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
   RONDO_MPI_ENTER("MPI_Info_set");
   auto i = info == MPI_INFO_NULL ? nullptr : st->infos.Get(info);
   if (!i)
@@ -509,7 +509,7 @@ int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
+int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
                  int* flag) {
   RONDO_MPI_ENTER("MPI_Info_get");
   auto i = info == MPI_INFO_NULL ? nullptr : st->infos.Get(info);
@@ -530,7 +530,7 @@ int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
   return MPI_SUCCESS;
 }
 
-int MPI_Info_free(MPI_Info* info) {
+int PMPI_Info_free(MPI_Info* info) {
   RONDO_MPI_ENTER("MPI_Info_free");
   if (info == nullptr || !st->infos.Remove(*info))
     return RaiseError(nullptr, MPI_ERR_INFO, kFn, "info is not valid");
@@ -539,7 +539,7 @@ int MPI_Info_free(MPI_Info* info) {
 }
 
 // ---- memory ----
-int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   RONDO_MPI_ENTER("MPI_Alloc_mem");
   if (size < 0 || baseptr == nullptr)
     return RaiseError(nullptr, MPI_ERR_ARG, kFn,
@@ -553,7 +553,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   return MPI_SUCCESS;
 }
 
-int MPI_Free_mem(void* base) {
+int PMPI_Free_mem(void* base) {
   std::free(base);
   return MPI_SUCCESS;
 }
@@ -566,25 +566,73 @@ static int NoRma(const char* fn) {
                     "one-sided communication (windows) is not implemented "
                     "by Rondo");
 }
-int MPI_Win_create(void*, MPI_Aint, int, MPI_Info, MPI_Comm, MPI_Win* win) {
+int PMPI_Win_create(void*, MPI_Aint, int, MPI_Info, MPI_Comm, MPI_Win* win) {
   if (win) *win = MPI_WIN_NULL;
   return NoRma("MPI_Win_create");
 }
-int MPI_Win_allocate(MPI_Aint, int, MPI_Info, MPI_Comm, void*,
+int PMPI_Win_allocate(MPI_Aint, int, MPI_Info, MPI_Comm, void*,
                      MPI_Win* win) {
   if (win) *win = MPI_WIN_NULL;
   return NoRma("MPI_Win_allocate");
 }
-int MPI_Win_create_dynamic(MPI_Info, MPI_Comm, MPI_Win* win) {
+int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm, MPI_Win* win) {
   if (win) *win = MPI_WIN_NULL;
   return NoRma("MPI_Win_create_dynamic");
 }
-int MPI_Win_attach(MPI_Win, void*, MPI_Aint) {
+int PMPI_Win_attach(MPI_Win, void*, MPI_Aint) {
   return NoRma("MPI_Win_attach");
 }
-int MPI_Win_free(MPI_Win* win) {
+int PMPI_Win_free(MPI_Win* win) {
   if (win) *win = MPI_WIN_NULL;
   return NoRma("MPI_Win_free");
 }
 
 }  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): each function above is defined
+// as its PMPI_ name, and the MPI_ name is a weak alias of it, so that a
+// tool (mpiP, TAU, Score-P) may define MPI_ functions of its own and call
+// the PMPI_ ones; tools/mpi_pmpi.py checks that every mpi.h function has
+// both symbols.
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+#pragma weak MPI_Type_vector = PMPI_Type_vector
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+#pragma weak MPI_Type_indexed = PMPI_Type_indexed
+#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
+#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+#pragma weak MPI_Type_dup = PMPI_Type_dup
+#pragma weak MPI_Type_commit = PMPI_Type_commit
+#pragma weak MPI_Type_free = PMPI_Type_free
+#pragma weak MPI_Type_size = PMPI_Type_size
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
+#pragma weak MPI_Get_address = PMPI_Get_address
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+#pragma weak MPI_Pack = PMPI_Pack
+#pragma weak MPI_Unpack = PMPI_Unpack
+#pragma weak MPI_Pack_size = PMPI_Pack_size
+#pragma weak MPI_Op_create = PMPI_Op_create
+#pragma weak MPI_Op_free = PMPI_Op_free
+#pragma weak MPI_Op_commutative = PMPI_Op_commutative
+#pragma weak MPI_Reduce_local = PMPI_Reduce_local
+#pragma weak MPI_Info_create = PMPI_Info_create
+#pragma weak MPI_Info_set = PMPI_Info_set
+#pragma weak MPI_Info_get = PMPI_Info_get
+#pragma weak MPI_Info_free = PMPI_Info_free
+#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+#pragma weak MPI_Free_mem = PMPI_Free_mem
+#pragma weak MPI_Win_create = PMPI_Win_create
+#pragma weak MPI_Win_allocate = PMPI_Win_allocate
+#pragma weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic
+#pragma weak MPI_Win_attach = PMPI_Win_attach
+#pragma weak MPI_Win_free = PMPI_Win_free
