@@ -95,6 +95,40 @@ int main(void) {
   CHECK(counter == 1);
   CHECK(rondo_engine_finalize() == RONDO_ERR_NOT_INITIALIZED);
 
+  /* Background count and traces: off without RONDO_TRACE; with it, an
+   * application span lands in the trace beside the tasks. */
+  CHECK(rondo_engine_background() == RONDO_ERR_NOT_INITIALIZED);
+  CHECK(rondo_trace_span("kernel", 1, 2) == RONDO_ERR_NOT_INITIALIZED);
+  CHECK(rondo_engine_init() == RONDO_OK);
+  CHECK(rondo_engine_background() == 0);
+  CHECK(rondo_trace_enabled() == 0);
+  CHECK(rondo_trace_span("kernel", 1, 2) == RONDO_OK);
+  CHECK(rondo_trace_span(NULL, 1, 2) == RONDO_ERR_INVALID_ARGUMENT);
+  CHECK(rondo_trace_span("kernel", 5, 2) == RONDO_ERR_INVALID_ARGUMENT);
+  CHECK(rondo_engine_finalize() == RONDO_OK);
+  const char* dir = getenv("TEST_TMPDIR");
+  char path[512];
+  snprintf(path, sizeof path, "%s/c_api_trace.json", dir ? dir : "/tmp");
+  setenv("RONDO_TRACE", path, 1);
+  CHECK(rondo_engine_init() == RONDO_OK);
+  CHECK(rondo_trace_enabled() == 1);
+  const long long t0 = rondo_trace_now_ns();
+  const long long t1 = rondo_trace_now_ns();
+  CHECK(t1 >= t0 && t0 > 0);
+  CHECK(rondo_trace_span("dgemm_kernel", t0, t1 + 1000) == RONDO_OK);
+  CHECK(rondo_engine_finalize() == RONDO_OK);
+  unsetenv("RONDO_TRACE");
+  FILE* f = fopen(path, "r");
+  CHECK(f != NULL);
+  if (f != NULL) {
+    static char text[1 << 16];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    CHECK(strstr(text, "\"dgemm_kernel\"") != NULL);
+    CHECK(strstr(text, "\"cat\":\"app\"") != NULL);
+  }
+
   /* A bad environment value is refused with the variable's name. */
   setenv("RONDO_QUEUE", "fast", 1);
   CHECK(rondo_engine_init() == RONDO_ERR_INVALID_ARGUMENT);

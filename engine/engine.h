@@ -212,6 +212,12 @@ class Engine {
       tracer_->RecordInline(task, CurrentCore(), start_ns, end_ns);
   }
   bool tracing() const noexcept { return tracer_ != nullptr; }
+  // Records the application's own work (Tracer::RecordSpan) on the calling
+  // thread's core; nothing when tracing is off.
+  void TraceSpan(const char* name, int64_t start_ns, int64_t end_ns) noexcept {
+    if (tracer_ != nullptr) [[unlikely]]
+      tracer_->RecordSpan(name, CurrentCore(), start_ns, end_ns);
+  }
   // Number of tasks canceled by Shutdown().
   int canceled_at_shutdown() const { return canceled_at_shutdown_; }
 

@@ -9,7 +9,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/c_api_engine.h"
 #include "engine/engine.h"
+#include "engine/tracer.h"
 
 namespace {
 
@@ -64,6 +66,26 @@ const CTask* AsTask(const rondo_task_t* t) {
 }
 
 }  // namespace
+
+namespace rondo::engine::capi {
+
+Engine* Get() noexcept { return g_engine.get(); }
+
+Status Install(std::unique_ptr<Engine> engine, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (engine == nullptr) {
+    if (error) *error = "no engine to install";
+    return Status::kInvalidArgument;
+  }
+  if (g_engine) {
+    if (error) *error = "the C API's engine is already initialised";
+    return Status::kBusy;
+  }
+  g_engine = std::move(engine);
+  return Status::kOk;
+}
+
+}  // namespace rondo::engine::capi
 
 extern "C" {
 
@@ -166,6 +188,28 @@ int rondo_engine_run_once(int core) {
   int worked = 0;
   Status s = g_engine->RunOnce(core, &worked);
   return s == Status::kOk ? worked : Code(s);
+}
+
+long long rondo_engine_background(void) {
+  if (!g_engine) return RONDO_ERR_NOT_INITIALIZED;
+  return g_engine->background();
+}
+
+int rondo_trace_enabled(void) {
+  return g_engine && g_engine->tracing() ? 1 : 0;
+}
+
+long long rondo_trace_now_ns(void) { return rondo::engine::Tracer::NowNs(); }
+
+int rondo_trace_span(const char* name, long long start_ns, long long end_ns) {
+  if (name == nullptr || end_ns < start_ns) {
+    t_last_error = "rondo_trace_span: name must be non-NULL and end_ns >= "
+                   "start_ns";
+    return RONDO_ERR_INVALID_ARGUMENT;
+  }
+  if (!g_engine) return RONDO_ERR_NOT_INITIALIZED;
+  g_engine->TraceSpan(name, start_ns, end_ns);
+  return RONDO_OK;
 }
 
 const char* rondo_strerror(int code) {

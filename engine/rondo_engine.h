@@ -100,6 +100,27 @@ int rondo_engine_idle_hook(void);
 /* One pass on behalf of `core` (a runtime worker that knows its core). */
 int rondo_engine_run_once(int core);
 
+/* Operations in flight that need progress while the application computes
+ * (Engine::background(): pending sends and receives of a communication
+ * layer on this engine), >= 0, or a negative error code. A task runtime's
+ * idle hook keeps its worker polling while this is not 0 and lets it sleep
+ * otherwise. */
+long long rondo_engine_background(void);
+
+/* ---- Traces (RONDO_TRACE=file: a Perfetto / Chrome trace of the engine's
+ * tasks, written at rondo_engine_finalize) ---- */
+/* 1 if this engine records a trace, else 0. */
+int rondo_trace_enabled(void);
+/* The trace clock (monotonic nanoseconds). */
+long long rondo_trace_now_ns(void);
+/* Records the application's own work, e.g. a task runtime's kernel, as a
+ * span named `name` from start_ns to end_ns (rondo_trace_now_ns() values)
+ * on the calling thread's core, beside the engine's tasks ("cat": "app").
+ * `name` must outlive the engine (a string literal). RONDO_OK, and nothing
+ * recorded when tracing is off; RONDO_ERR_INVALID_ARGUMENT for a NULL name
+ * or end_ns < start_ns. */
+int rondo_trace_span(const char* name, long long start_ns, long long end_ns);
+
 /* A static description of a status code. */
 const char* rondo_strerror(int code);
 

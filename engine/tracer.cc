@@ -97,6 +97,15 @@ void Tracer::RecordInline(const Task& task, int core, int64_t start_ns,
        static_cast<uint8_t>(thread_role), OsTid()});
 }
 
+void Tracer::RecordSpan(const char* name, int core, int64_t start_ns,
+                        int64_t end_ns) noexcept {
+  if (!Reserve()) return;
+  LocalBuffer()->events.push_back(
+      {start_ns, end_ns, name, -1, -1, core, 3,
+       static_cast<uint8_t>(TaskResult::kDone),
+       static_cast<uint8_t>(thread_role), OsTid()});
+}
+
 int64_t Tracer::recorded() const {
   std::lock_guard<std::mutex> lock(mu_);
   int64_t n = 0;
@@ -119,15 +128,16 @@ bool Tracer::Write(const std::string& path, std::string* error) const {
   for (const auto& b : buffers_) {
     for (const Event& e : b->events) {
       double ts_us = static_cast<double>(e.start_ns - origin_ns_) / 1000.0;
-      static const char* kKind[] = {"submit", "run", "inline"};
+      static const char* kKind[] = {"submit", "run", "inline", "app"};
       json ev = {{"name", e.name ? e.name : "task"},
-                 {"cat", kKind[e.kind <= 2 ? e.kind : 0]},
+                 {"cat", kKind[e.kind <= 3 ? e.kind : 0]},
                  {"pid", 0},
                  {"tid", e.core},
                  {"ts", ts_us},
                  {"args",
-                  {{"queue", e.node >= 0 ? topo_->node(e.node).name
-                                         : std::string("inline")},
+                  {{"queue", e.node >= 0    ? topo_->node(e.node).name
+                             : e.kind == 3 ? std::string("application")
+                                           : std::string("inline")},
                    {"thread", RoleName(e.role)},
                    {"os_tid", e.os_tid}}}};
       if (e.id >= 0) ev["args"]["id"] = e.id;
@@ -137,7 +147,8 @@ bool Tracer::Write(const std::string& path, std::string* error) const {
       } else {
         ev["ph"] = "X";
         ev["dur"] = static_cast<double>(e.end_ns - e.start_ns) / 1000.0;
-        ev["args"]["result"] = kResult[e.result <= 2 ? e.result : 0];
+        if (e.kind != 3)
+          ev["args"]["result"] = kResult[e.result <= 2 ? e.result : 0];
       }
       events.push_back(std::move(ev));
     }

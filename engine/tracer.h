@@ -50,6 +50,12 @@ class Tracer {
   void RecordInline(const Task& task, int core, int64_t start_ns,
                     int64_t end_ns) noexcept;
 
+  // Work of the application itself (a task runtime's kernel, say) from
+  // start_ns to end_ns on `core`, named `name` (a string that outlives the
+  // tracer): "cat": "app", on the same timeline as the engine's tasks.
+  void RecordSpan(const char* name, int core, int64_t start_ns,
+                  int64_t end_ns) noexcept;
+
   // A run that returned kIdle: counted, not recorded.
   void CountIdleRun() noexcept {
     idle_runs_.fetch_add(1, std::memory_order_relaxed);
@@ -73,7 +79,7 @@ class Tracer {
     int64_t id;  // TaskOptions::trace_id
     int node;    // -1 for inline runs
     int core;
-    uint8_t kind;  // 0 submit, 1 run, 2 inline run
+    uint8_t kind;  // 0 submit, 1 run, 2 inline run, 3 application span
     uint8_t result;
     uint8_t role;  // ThreadRole
     int32_t os_tid;
