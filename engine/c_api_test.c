@@ -98,9 +98,11 @@ int main(void) {
   /* Background count and traces: off without RONDO_TRACE; with it, an
    * application span lands in the trace beside the tasks. */
   CHECK(rondo_engine_background() == RONDO_ERR_NOT_INITIALIZED);
+  CHECK(rondo_engine_current_core() == RONDO_ERR_NOT_INITIALIZED);
   CHECK(rondo_trace_span("kernel", 1, 2) == RONDO_ERR_NOT_INITIALIZED);
   CHECK(rondo_engine_init() == RONDO_OK);
   CHECK(rondo_engine_background() == 0);
+  CHECK(rondo_engine_current_core() >= 0 && rondo_engine_current_core() < 2);
   CHECK(rondo_trace_enabled() == 0);
   CHECK(rondo_trace_span("kernel", 1, 2) == RONDO_OK);
   CHECK(rondo_trace_span(NULL, 1, 2) == RONDO_ERR_INVALID_ARGUMENT);

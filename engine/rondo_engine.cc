@@ -190,6 +190,11 @@ int rondo_engine_run_once(int core) {
   return s == Status::kOk ? worked : Code(s);
 }
 
+int rondo_engine_current_core(void) {
+  if (!g_engine) return RONDO_ERR_NOT_INITIALIZED;
+  return g_engine->CurrentCore();
+}
+
 long long rondo_engine_background(void) {
   if (!g_engine) return RONDO_ERR_NOT_INITIALIZED;
   return g_engine->background();

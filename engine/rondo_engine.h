@@ -99,6 +99,10 @@ int rondo_engine_poll(void);
 int rondo_engine_idle_hook(void);
 /* One pass on behalf of `core` (a runtime worker that knows its core). */
 int rondo_engine_run_once(int core);
+/* The core the calling thread polls from (its bound core, else the core it
+ * runs on now), for rondo_engine_run_once(); a negative error code before
+ * init. */
+int rondo_engine_current_core(void);
 
 /* Operations in flight that need progress while the application computes
  * (Engine::background(): pending sends and receives of a communication
