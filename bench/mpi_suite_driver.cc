@@ -1,18 +1,23 @@
-// bench/mpi_suite: what an MPI program sees of Rondo's defaults (issue 15,
-// "How it is measured"). OSU-style latency, bandwidth, barrier, bcast and
-// allreduce under Rondo's defaults, under Rondo's best explicit setting and
-// under Open MPI's defaults, in one invocation, with the issue's targets.
+// bench/mpi_suite: what an MPI program sees of Rondo's MPI beside its peers
+// (issues 15 and 18, "How it is measured"). OSU-style latency, bandwidth,
+// barrier, bcast, allreduce (blocking, nonblocking and persistent) and
+// neighbourhood alltoall (blocking and persistent) under Rondo's defaults,
+// under Rondo's best explicit setting, under Open MPI 4.1's defaults and
+// under MPICH 4.0's defaults, in one invocation, with the issues' targets.
 //
 //   bazel run -c opt //bench:mpi_suite -- [--json FILE] [--ranks 2,4]
 //       [--tests all|LIST] [--configs rondo:default,rondo:tuned,...]
 //       [--iterations F | --quick] [--time-per-case-ms MS] [--rounds N]
-//       [--bind default|core|none] [--timeout S] [--mpirun PATH] [--verbose]
+//       [--bind default|core|none] [--timeout S] [--mpirun PATH]
+//       [--mpirun-mpich PATH] [--verbose]
 //
 // The measuring program is bench/mpi_suite.c (its banner has the tests and
-// the timing), built twice from the same source: mpi_suite_rondo (Rondo's
-// mpi.h) and mpi_suite_openmpi (Open MPI's). For each rank count (default 2
-// and 4; 4 oversubscribes this 2-core machine) this driver runs one job per
-// setting, one job at a time, each writing JSON lines to a private file:
+// the timing), built three times from the same source: mpi_suite_rondo
+// (Rondo's mpi.h), mpi_suite_openmpi (Open MPI's; MPIX_ persistent
+// collectives from its mpi-ext.h) and mpi_suite_mpich (MPICH's; MPI-4's
+// names). For each rank count (default 2 and 4; 4 oversubscribes this
+// 2-core machine) this driver runs one job per setting, one job at a time,
+// each writing JSON lines to a private file:
 //   rondo default    rondo-run with the driver's environment unchanged: what
 //                    the user gets. The driver adds no RONDO_* variable;
 //                    RONDO_* variables it inherits reach the job and are
@@ -20,7 +25,14 @@
 //   rondo tuned      the same plus kTunedEnv (below: RONDO_PROGRESS=none
 //                    RONDO_TIMER_US=0, progress only inside MPI calls, no
 //                    timer), Rondo's best explicit setting today.
-//   openmpi default  Open MPI's mpirun with its defaults.
+//   openmpi default  Open MPI's mpirun (--mpirun) with its defaults.
+//   mpich default    MPICH's Hydra, mpirun.mpich (--mpirun-mpich; Debian
+//                    packages mpich, libmpich-dev; ch4:ucx), with its
+//                    defaults, started as bench/overlap starts it
+//                    (bench/jobs.h's kMpich: MPIEXEC_TIMEOUT, the rondo-run
+//                    variables of an enclosing job removed, no UCX_*
+//                    variable added; UCX_* variables the driver inherits
+//                    reach every library's jobs and are recorded).
 // Binding (--bind default): each launcher binds as its users get it without
 // options. rondo-run's default is --bind auto (a CPU per rank when the ranks
 // fit on its CPUs, else none, as mpirun does). Open MPI 4.1's mpirun binds
@@ -29,51 +41,71 @@
 // (checked with --report-bindings); bench/jobs.h offers core and none, so
 // its jobs get `--map-by core --bind-to core:overload-allowed` for up to 2
 // ranks (when the machine has the cores) and `--bind-to none` beyond.
-// --bind core|none forces one policy on both launchers. Open MPI's jobs get
-// bench/jobs.h's fresh TMPDIR and shared-memory directory, plm isolated
-// and oversubscription allowed, as bench/coll's.
+// Hydra's default is no binding (`mpirun.mpich -bind-to --help`): MPICH's
+// jobs get `-bind-to none`. --bind core|none forces one policy on every
+// launcher. Open MPI's jobs get bench/jobs.h's fresh TMPDIR and
+// shared-memory directory, plm isolated and oversubscription allowed, as
+// bench/coll's.
 //
-// Programs (mpi_suite_rondo, mpi_suite_openmpi, rondo-run: data
-// dependencies) are found in the runfiles, else next to this binary. A
-// library whose program or launcher is missing (e.g. no /usr/bin/mpirun) is
-// skipped with a message and shown as "not run", never as a number. A job
-// that fails (exit status, or no case written) is reported with its
-// library, setting and rank count, the other jobs still run, and the exit
-// status is 1. A case whose first call returns an error (MPI_SUM on
-// MPI_CHAR in a library that refuses it) is shown as "unsupp." with the
-// error string; it is no failure of the run.
+// Programs (mpi_suite_rondo, mpi_suite_openmpi, mpi_suite_mpich, rondo-run:
+// data dependencies) are found in the runfiles, else next to this binary. A
+// library whose program or launcher is missing (e.g. no /usr/bin/mpirun or
+// /usr/bin/mpirun.mpich) is skipped with a message and shown as "not run",
+// never as a number. A job that fails (exit status, or no case written) is
+// reported with its library, setting and rank count, the other jobs still
+// run, and the exit status is 1. Outcomes of a case that are no failure of
+// the run, shown without figures:
+//   * "unsupp.": its first call returned an error (MPI_SUM on MPI_CHAR in a
+//     library that refuses it), with the error string;
+//   * "wrong": a peer library's wrong result that is exactly a known bug of
+//     that library (bench/mpi_suite.c's KnownPeerBug: Open MPI 4.1.4's
+//     persistent neighbourhood alltoall on a ring of 1 or 2 ranks,
+//     open-mpi/ompi#14430), with the bug and the first wrong element. A
+//     wrong result of Rondo's, or any other of a peer's, is a failed check.
+// MPICH 4.0.2 over UCX sometimes hangs in MPI_Finalize after every result
+// is written (bench/overlap.c): the program's watchdog ends such a rank
+// after 30 s with status 5 and a FILE.finalize.R marker. An MPICH job that
+// wrote its "end" line (every case) and then hung so is a note (printed,
+// "notes" in the JSON), not a failed job; any other library's hang in
+// MPI_Finalize is a failure. The launcher's --timeout bounds the rest.
 //
 // Output:
-//  * a table: one row per test, rank count and size with the three medians
-//    (time per operation: one-way latency, per-message time of the
-//    bandwidth window, per-call time of a collective) and the ratios
-//    default/tuned, default/openmpi and tuned/openmpi (Rondo's time over the
-//    reference's: > 1 is slower; for bandwidth the inverse of the bandwidth
-//    ratio; "!" marks a ratio over its target); the bandwidth in GB/s; then
-//    the issue's targets as met/missed:
-//      rondo default <= 1.1x rondo tuned on every case,
+//  * a table: one block per test, one row per rank count and size, with
+//    the four medians (time per operation: one-way latency, per-message
+//    time of the bandwidth window, per-call time of a collective) and the
+//    ratios default/tuned, default/openmpi, default/mpich and
+//    tuned/openmpi (Rondo's time over the reference's: > 1 is slower; for
+//    bandwidth the inverse of the bandwidth ratio; "!" marks a ratio over
+//    its issue-15 target); the bandwidth in GB/s; the unsupported and wrong
+//    cases with their reasons; then the issues' targets as met/missed:
+//      issue 15: rondo default <= 1.1x rondo tuned on every case,
 //      rondo default <= 1.5x openmpi on every oversubscribed case (more
 //      ranks than processors: the issue's 4-rank cases on this machine);
+//      issue 18 (with allreduce_init_float): at 8 B on every rank count,
+//      rondo allreduce_init < rondo iallreduce, rondo allreduce_init <=
+//      openmpi's (MPIX_Allreduce_init) and <= mpich's (MPI_Allreduce_init);
 //    a target is "incomplete" when no compared case misses it but some
-//    case could not be compared (unsupported, failed or not run);
+//    case could not be compared (unsupported, wrong, failed or not run);
 //  * with --json FILE, bench/report.h's schema: a case
-//    "suite:<library>:<config>:<test>:<ranks>:<bytes>" (library rondo or
-//    openmpi; config default or tuned for Rondo, default for Open MPI;
-//    bytes 8 for latency, 1048576 for bandwidth, 0 for barrier, 8 and
-//    1048576 for bcast_* and allreduce_*) per measured or unsupported case,
+//    "suite:<library>:<config>:<test>:<ranks>:<bytes>" (library rondo,
+//    openmpi or mpich; config default or tuned for Rondo, default for the
+//    peers; bytes 8 for latency, 1048576 for bandwidth, 0 for barrier, 8
+//    and 1048576 for the others) per measured, unsupported or wrong case,
 //    with median_ns, min_ns, p99_ns (null when unsupported, with
-//    "supported": false and "error"), bytes_per_s for bandwidth,
-//    ratio_vs_openmpi on every Rondo case and ratio_vs_tuned on Rondo's
-//    default cases (medians of the same test, ranks and bytes; absent when
-//    either side has no figure), library, config, test, ranks, bytes,
-//    oversubscribed, samples, iterations, batch, warmup, check, rounds and
+//    "supported": false and "error", or wrong, with "wrong_result": true,
+//    "reason" and "known_issue"; both "valid": false and a "note"),
+//    bytes_per_s for bandwidth, ratio_vs_openmpi and ratio_vs_mpich on
+//    every Rondo case and ratio_vs_tuned on Rondo's default cases (medians
+//    of the same test, ranks and bytes; absent when either side has no
+//    figure), library, config, test, ranks, bytes, oversubscribed,
+//    samples, iterations, batch, warmup, check, rounds and
 //    round_medians_ns (the case is the round with the median median of
-//    --rounds alternating rounds); top-level
-//    "targets", "failed", "skipped", "not_run", "configs" (each setting's
-//    environment, launcher and library version) and "command".
-// Exit status: 0 when every job ran and every check passed (targets missed
-// or cases unsupported included), 1 when a job or a check failed, 2 on bad
-// arguments.
+//    --rounds alternating rounds); top-level "targets", "failed",
+//    "skipped", "not_run", "notes", "configs" (each setting's environment,
+//    launcher and library version) and "command".
+// Exit status: 0 when every job ran and every check passed (targets missed,
+// cases unsupported or a peer's known wrong results included), 1 when a
+// job or a check failed, 2 on bad arguments.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -130,11 +162,12 @@ const TestInfo kTests[] = {
     {"iallreduce_float", {8, 1 << 20}},
     {"allreduce_init_float", {8, 1 << 20}},
     {"neighbor_alltoall_float", {8, 1 << 20}},
+    {"neighbor_alltoall_init_float", {8, 1 << 20}},
 };
 
 // A library and configuration: how its jobs are started.
 struct Setting {
-  std::string library;                     // rondo | openmpi
+  std::string library;                     // rondo | openmpi | mpich
   std::string config;                      // default | tuned
   std::map<std::string, std::string> env;  // set on top of the driver's
   std::string meaning;
@@ -148,6 +181,7 @@ std::vector<Setting> AllSettings() {
       {"rondo", "default", {}, "the driver's environment unchanged"},
       {"rondo", "tuned", tuned, "progress only inside MPI calls, no timer"},
       {"openmpi", "default", {}, "Open MPI's defaults"},
+      {"mpich", "default", {}, "MPICH's defaults"},
   };
 }
 
@@ -155,7 +189,8 @@ struct Args {
   std::string json;
   std::string ranks = "2,4";
   std::string tests = "all";
-  std::string configs = "rondo:default,rondo:tuned,openmpi:default";
+  std::string configs =
+      "rondo:default,rondo:tuned,openmpi:default,mpich:default";
   double iterations = 0;        // 0: 1 (--quick 0.05)
   double time_per_case_ms = 0;  // 0: the program's (1000, --quick 50)
   bool quick = false;
@@ -163,6 +198,7 @@ struct Args {
   std::string bind = "default";
   int timeout_s = 0;  // 0: 600 (--quick 120) per job
   std::string mpirun = "/usr/bin/mpirun";
+  std::string mpirun_mpich = "/usr/bin/mpirun.mpich";
   bool verbose = false;
   std::vector<std::string> program_override;  // hidden: LIB=PATH
   std::vector<std::string> command;           // argv, for the report
@@ -194,7 +230,10 @@ std::string HumanBytes(int64_t b) {
 std::string RatioText(const std::optional<double>& r, double target) {
   if (!r) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, *r < 10 ? "%.2fx%s" : "%.1fx%s", *r,
+  // Two significant digits below 0.1 (a 4 ms outlier beside 700 ns is
+  // 0.00017x, not 0.00x).
+  std::snprintf(buf, sizeof buf,
+                *r < 0.1 ? "%.2gx%s" : *r < 10 ? "%.2fx%s" : "%.1fx%s", *r,
                 target > 0 && *r > target ? "!" : "");
   return buf;
 }
@@ -334,8 +373,13 @@ class Driver {
       if (missing.empty() && s.library == "rondo") {
         rondo_run_ =
             FindExecutable(argv0_, "drivers/bootstrap/rondo-run", &missing);
-      } else if (missing.empty() && !Executable(a_.mpirun)) {
+      } else if (missing.empty() && s.library == "openmpi" &&
+                 !Executable(a_.mpirun)) {
         missing = a_.mpirun + " not found (Debian package openmpi-bin)";
+      } else if (missing.empty() && s.library == "mpich" &&
+                 !Executable(a_.mpirun_mpich)) {
+        missing = a_.mpirun_mpich +
+                  " not found (Debian package mpich; or --mpirun-mpich PATH)";
       }
       if (!missing.empty()) {
         std::fprintf(stderr, "mpi_suite: skipping %s: %s\n", s.library.c_str(),
@@ -364,6 +408,7 @@ class Driver {
   std::string Bind(const Setting& s, int ranks) const {
     if (a_.bind != "default") return a_.bind;
     if (s.library == "rondo") return "auto";  // rondo-run's default
+    if (s.library == "mpich") return "none";  // Hydra's default
     return ranks <= 2 && ranks <= processors_ ? "core" : "none";
   }
 
@@ -393,13 +438,10 @@ class Driver {
     opt("--iterations", a_.iterations);
     opt("--time-per-case-ms", a_.time_per_case_ms);
     spec.env = s.env;
-    if (s.library == "rondo") {
-      spec.launcher = Launcher::kRondoRun;
-      spec.launcher_path = rondo_run_;
-    } else {
-      spec.launcher = Launcher::kMpirun;
-      spec.launcher_path = a_.mpirun;
-    }
+    spec.launcher = LauncherOf(s);
+    spec.launcher_path = s.library == "rondo"   ? rondo_run_
+                         : s.library == "mpich" ? a_.mpirun_mpich
+                                                : a_.mpirun;
     json& c = configs_[s.Key()];
     c["launcher"][std::to_string(ranks)] =
         LauncherDescription(spec.launcher, spec.bind);
@@ -413,14 +455,44 @@ class Driver {
     const int rc = RunMpiJob(spec, &command, &interrupted);
     const double seconds = (NowNs() - t0) / 1e9;
     ++jobs_run_;
-    const int cases = Collect(s, ranks, out);
+    bool ended = false;  // the program wrote its "end" line
+    const int cases = Collect(s, ranks, out, &ended);
+    int watch_s = 0;  // the watchdog's delay, from its marker
+    const std::vector<int> hung = FinalizeHangs(out, &watch_s);
     std::printf(" %.1f s\n", seconds);
+    // MPI_Finalize hung (the program's watchdog ended the ranks in `hung`)
+    // after every result was written: a note for MPICH 4.0.2 + UCX's known
+    // hang (banner), a failure for any other library.
+    std::string hang;
+    if (rc != 0 && ended && !hung.empty() && !interrupted) {
+      std::vector<std::string> r;
+      for (int h : hung) r.push_back(std::to_string(h));
+      hang = "MPI_Finalize did not return within " + std::to_string(watch_s) +
+             " s on rank(s) " + Join(r, ",") +
+             " after every result was written";
+      if (s.library == "mpich") {
+        const std::string note =
+            hang + " (exit status " + std::to_string(rc) +
+            "); the results are kept (a known MPICH 4.0.2 + UCX hang)";
+        std::printf("  note: %s %s, %d ranks: %s\n", s.library.c_str(),
+                    s.config.c_str(), ranks, note.c_str());
+        notes_.push_back({{"library", s.library},
+                          {"config", s.config},
+                          {"ranks", ranks},
+                          {"round", round + 1},
+                          {"exit_status", rc},
+                          {"note", note}});
+        interrupted_ = interrupted_ || interrupted;
+        return;
+      }
+    }
     if (rc == 3) return;  // mpi_suite.c's status for a failed check (counted)
     if (rc != 0 || cases == 0) {
-      const std::string reason = (interrupted ? "interrupted, " : "") +
-                                 std::string("exit status ") +
-                                 std::to_string(rc) + ", " +
-                                 std::to_string(cases) + " case(s) written";
+      const std::string reason =
+          (interrupted ? "interrupted, " : "") +
+          (hang.empty() ? "" : hang + ", ") + std::string("exit status ") +
+          std::to_string(rc) + ", " + std::to_string(cases) +
+          " case(s) written" + (ended || cases == 0 ? "" : ", no end line");
       std::fprintf(stderr, "mpi_suite: %s %s job with %d ranks failed (%s)\n",
                    s.library.c_str(), s.config.c_str(), ranks, reason.c_str());
       failed_.push_back({{"library", s.library},
@@ -433,14 +505,49 @@ class Driver {
     interrupted_ = interrupted_ || interrupted;
   }
 
-  // Reads a job's JSON lines; returns the number of case lines.
-  int Collect(const Setting& s, int ranks, const std::string& path) {
-    int n = 0;
+  static Launcher LauncherOf(const Setting& s) {
+    return s.library == "rondo"   ? Launcher::kRondoRun
+           : s.library == "mpich" ? Launcher::kMpich
+                                  : Launcher::kMpirun;
+  }
+
+  // The ranks whose MPI_Finalize watchdog fired in the job writing `out`
+  // (bench/mpi_suite.c writes OUT.finalize.R), in rank order; *seconds gets
+  // the watchdog's delay.
+  static std::vector<int> FinalizeHangs(const std::string& out, int* seconds) {
+    std::vector<int> ranks;
+    const std::filesystem::path p(out);
+    const std::string prefix = p.filename().string() + ".finalize.";
+    std::error_code ec;
+    for (const auto& e :
+         std::filesystem::directory_iterator(p.parent_path(), ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      char* end = nullptr;
+      const long r = std::strtol(name.c_str() + prefix.size(), &end, 10);
+      if (end == nullptr || *end != '\0') continue;
+      ranks.push_back(static_cast<int>(r));
+      for (const json& j : ReadJsonLines(e.path().string(), "mpi_suite"))
+        *seconds = j.value("seconds", *seconds);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+  }
+
+  // Reads a job's JSON lines; returns the number of case lines. *ended: the
+  // program's "end" line is there and counts as many cases.
+  int Collect(const Setting& s, int ranks, const std::string& path,
+              bool* ended) {
+    int n = 0, end_cases = -1;
     for (json& j : ReadJsonLines(path, "mpi_suite")) {
       const std::string type = j.value("type", "");
       if (type == "job") {
         configs_[s.Key()]["library"] = j.value("library", "");
         timing_ = j.value("timing", timing_);
+        continue;
+      }
+      if (type == "end") {
+        end_cases = j.value("cases", -1);
         continue;
       }
       ++n;
@@ -455,34 +562,42 @@ class Driver {
                       " " + std::to_string(j.value("bytes", 0)) +
                       " B: " + j.value("reason", "");
         failed_.push_back(j);
-      } else if (type == "case" || type == "unsupported") {
-        j["supported"] = type == "case";
+      } else if (type == "case" || type == "unsupported" || type == "wrong") {
+        j["supported"] = type != "unsupported";
+        if (type == "wrong") j["wrong_result"] = true;
         const std::string name = CaseName(s.library, s.config, j["test"], ranks,
                                           j.value("bytes", int64_t{0}));
         if (!rounds_of_.count(name)) order_.push_back(name);
         rounds_of_[name].push_back(j);
       }
     }
+    *ended = end_cases >= 0 && end_cases == n;
     return n;
   }
 
+  // Whether a case (or a round of it) has figures: not unsupported, not a
+  // peer's wrong result.
+  static bool HasFigures(const json& j) {
+    return j.value("supported", false) && !j.value("wrong_result", false);
+  }
+
   // Each case: the round whose median is the median of the rounds' (an
-  // unsupported round makes the case unsupported), with every round's
+  // unsupported or wrong round makes the case so), with every round's
   // median kept in round_medians_ns.
   void Finalize() {
     for (auto& [name, rounds] : rounds_of_) {
       json chosen = rounds.front();
       std::vector<std::pair<double, size_t>> medians;
-      bool supported = true;
+      bool figures = true;
       for (size_t i = 0; i < rounds.size(); ++i) {
-        if (!rounds[i].value("supported", false)) {
-          supported = false;
+        if (!HasFigures(rounds[i])) {
+          figures = false;
           chosen = rounds[i];
           break;
         }
         medians.push_back({rounds[i].value("median_ns", 0.0), i});
       }
-      if (supported) {
+      if (figures) {
         std::sort(medians.begin(), medians.end());
         chosen = rounds[medians[(medians.size() - 1) / 2].second];
         json all = json::array();
@@ -503,7 +618,7 @@ class Driver {
   }
 
   static std::optional<double> Median(const json* j) {
-    if (j == nullptr || !j->value("supported", false)) return std::nullopt;
+    if (j == nullptr || !HasFigures(*j)) return std::nullopt;
     const double m = j->value("median_ns", 0.0);
     if (!std::isfinite(m) || m <= 0) return std::nullopt;
     return m;
@@ -520,11 +635,21 @@ class Driver {
                        [&](const Setting& s) { return s.Key() == key; });
   }
 
-  // A table cell: the median, "unsupp.", or "-" (not run or failed).
+  // A table cell: the median, "unsupp.", "wrong" (a peer's known wrong
+  // result) or "-" (not run or failed).
   std::string Cell(const json* j) const {
     if (j == nullptr) return "-";
     if (!j->value("supported", false)) return "unsupp.";
+    if (j->value("wrong_result", false)) return "wrong";
     return Human(j->value("median_ns", 0.0));
+  }
+
+  // Why case `j` of `who` has no figure, for the targets' "not compared".
+  static std::string NoFigure(const json* j, const std::string& who) {
+    if (j == nullptr) return who + " not measured";
+    if (!j->value("supported", false)) return who + " unsupported";
+    if (j->value("wrong_result", false)) return who + " wrong result";
+    return who + " has no figure";
   }
 
   void PrintTable() const {
@@ -574,32 +699,47 @@ class Driver {
           "(rondo:tuned overrides only its own variables)\n",
           Join(kv).c_str());
     }
+    if (const auto ucx = InheritedEnv("UCX_"); !ucx.empty()) {
+      std::vector<std::string> kv;
+      for (const auto& [k, v] : ucx) kv.push_back(k + "=" + v);
+      std::printf(
+          "  note: %s from the driver's environment reach every job (Rondo's "
+          "UCX rail, MPICH's ch4:ucx, Open MPI's UCX components)\n",
+          Join(kv).c_str());
+    }
 
-    std::printf("\n%-16s %6s %8s %11s %11s %11s %10s %10s %10s\n", "test",
-                "ranks", "bytes", "rondo def.", "rondo tuned", "openmpi",
-                "def/tuned", "def/ompi", "tuned/ompi");
-    std::printf("%s\n", std::string(101, '-').c_str());
+    // One block per test (its name on a line of its own: the names are up
+    // to 28 characters), one row per rank count and size.
+    std::printf("\n%-19s %11s %11s %11s %11s %10s %10s %10s %10s\n",
+                "test / ranks, bytes", "rondo def.", "rondo tuned", "openmpi",
+                "mpich", "def/tuned", "def/ompi", "def/mpich", "tuned/ompi");
+    std::printf("%s\n", std::string(111, '-').c_str());
     for (const std::string& test : tests_) {
+      std::printf("%s\n", test.c_str());
       for (int n : ranks_) {
         for (int64_t b : TestBytes(test)) {
           const json* d = Find("rondo", "default", test, n, b);
           const json* t = Find("rondo", "tuned", test, n, b);
           const json* o = Find("openmpi", "default", test, n, b);
+          const json* m = Find("mpich", "default", test, n, b);
           const bool over = n > processors_;
-          std::printf("%-16s %5d%s %8s %11s %11s %11s %10s %10s %10s\n",
-                      test.c_str(), n, over ? "*" : " ",
-                      test == "barrier" ? "-" : HumanBytes(b).c_str(),
-                      Cell(d).c_str(), Cell(t).c_str(), Cell(o).c_str(),
-                      RatioText(Ratio(d, t), kTunedTarget).c_str(),
-                      RatioText(Ratio(d, o), over ? kOpenMpiTarget : 0).c_str(),
-                      RatioText(Ratio(t, o), 0).c_str());
+          std::printf(
+              "  %5d%s %10s %11s %11s %11s %11s %10s %10s %10s %10s\n", n,
+              over ? "*" : " ", test == "barrier" ? "-" : HumanBytes(b).c_str(),
+              Cell(d).c_str(), Cell(t).c_str(), Cell(o).c_str(),
+              Cell(m).c_str(), RatioText(Ratio(d, t), kTunedTarget).c_str(),
+              RatioText(Ratio(d, o), over ? kOpenMpiTarget : 0).c_str(),
+              RatioText(Ratio(d, m), 0).c_str(),
+              RatioText(Ratio(t, o), 0).c_str());
         }
       }
     }
     std::printf(
         "(medians; time per operation: one-way latency, per-message time in "
         "the bandwidth window, per call for collectives; ratios are Rondo's "
-        "time over the reference's, > 1 slower; ! = over the target)\n");
+        "time over the reference's, > 1 slower; ! = over the issue-15 "
+        "target; unsupp. = the first call returned an error; wrong = a "
+        "peer's known wrong result, below)\n");
     for (int n : ranks_) {
       std::vector<std::string> bw;
       for (const Setting& s : settings_) {
@@ -637,6 +777,29 @@ class Driver {
     for (const auto& [error, names] : unsupported)
       std::printf("unsupported (%s): %s\n", error.c_str(),
                   Join(names, ", ").c_str());
+    // A peer's known wrong answers, by bug: no figure, no failure.
+    std::map<std::string, std::vector<std::string>> wrong;  // by known issue
+    for (const std::string& name : order_) {
+      const json& j = cases_.at(name);
+      if (j.value("wrong_result", false))
+        wrong[j.value("known_issue", "")].push_back(
+            j.value("library", "") + " " + j.value("config", "") + " " +
+            j.value("test", "") + " " + std::to_string(j.value("ranks", 0)) +
+            " ranks " + HumanBytes(j.value("bytes", int64_t{0})) + ": " +
+            j.value("reason", ""));
+    }
+    if (!wrong.empty())
+      std::printf("wrong results (\"wrong\"), known bugs of the peers: no "
+                  "figure, no failure:\n");
+    for (const auto& [issue, cases] : wrong) {
+      std::printf("  %s\n", issue.c_str());
+      for (const std::string& c : cases) std::printf("    %s\n", c.c_str());
+    }
+    for (const json& j : notes_)
+      std::printf("note: %s %s, %d ranks, round %d: %s\n",
+                  j.value("library", "").c_str(), j.value("config", "").c_str(),
+                  j.value("ranks", 0), j.value("round", 0),
+                  j.value("note", "").c_str());
     for (const json& j : skipped_)
       std::printf("skipped: %s %s %s, %d ranks: %s\n",
                   j.value("library", "").c_str(), j.value("config", "").c_str(),
@@ -651,11 +814,15 @@ class Driver {
     return {};
   }
 
-  static std::map<std::string, std::string> InheritedRondoEnv() {
+  static std::map<std::string, std::string> InheritedEnv(
+      const std::string& prefix) {
     std::map<std::string, std::string> env;
     for (const auto& [k, v] : Environment())
-      if (k.rfind("RONDO_", 0) == 0) env[k] = v;
+      if (k.rfind(prefix, 0) == 0) env[k] = v;
     return env;
+  }
+  static std::map<std::string, std::string> InheritedRondoEnv() {
+    return InheritedEnv("RONDO_");
   }
 
   // One target: Rondo default's median over the reference's (`ref_lib`
@@ -680,10 +847,8 @@ class Driver {
           const auto ratio = Ratio(d, r);
           if (!ratio) {
             const std::string ref = ref_lib + " " + ref_config;
-            const std::string why = d == nullptr ? "rondo default not measured"
-                                    : !Median(d) ? "rondo default unsupported"
-                                    : r == nullptr ? ref + " not measured"
-                                                   : ref + " unsupported";
+            const std::string why = !Median(d) ? NoFigure(d, "rondo default")
+                                               : NoFigure(r, ref);
             not_compared.push_back(row + " (" + why + ")");
             continue;
           }
@@ -747,7 +912,10 @@ class Driver {
       const json* r = Find(ref_lib, "default", ref_test, n, bytes);
       const auto ratio = Ratio(d, r);
       if (!ratio) {
-        not_compared.push_back(row);
+        const std::string why =
+            !Median(d) ? NoFigure(d, "rondo " + test)
+                       : NoFigure(r, ref_lib + " " + ref_test);
+        not_compared.push_back(row + " (" + why + ")");
         continue;
       }
       ++compared;
@@ -761,13 +929,14 @@ class Driver {
     if (print) {
       std::string line = status;
       for (char& ch : line) ch = static_cast<char>(std::toupper(ch));
-      for (const auto& [row, v] : ratios.items()) {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, " %s %.2fx", row.c_str(),
-                      v.get<double>());
-        line += buf;
-      }
+      for (const auto& [row, v] : ratios.items())
+        line += " " + row + " " + RatioText(v.get<double>(), 0);
       std::printf("  %-58s %s\n", name.c_str(), line.c_str());
+      if (!not_compared.empty()) {
+        std::vector<std::string> v;
+        for (const auto& x : not_compared) v.push_back(x.get<std::string>());
+        std::printf("  %-58s not compared: %s\n", "", Join(v, ", ").c_str());
+      }
     }
     return {{"target", name},     {"limit", limit},
             {"status", status},   {"compared", compared},
@@ -787,6 +956,10 @@ class Driver {
     t.push_back(Versus("rondo allreduce_init <= openmpi's (MPIX_), 8 B",
                        "allreduce_init_float", "openmpi",
                        "allreduce_init_float", 8, 1.0, print));
+    t.push_back(
+        Versus("rondo allreduce_init <= mpich's MPI_Allreduce_init, 8 B",
+               "allreduce_init_float", "mpich", "allreduce_init_float", 8, 1.0,
+               print));
     return t;
   }
 
@@ -814,7 +987,7 @@ class Driver {
       c.name = name;
       c.extra = j;
       c.extra["oversubscribed"] = n > processors_;
-      if (j.value("supported", false)) {
+      if (HasFigures(j)) {
         c.stats.median_ns = j.value("median_ns", 0.0);
         c.stats.min_ns = j.value("min_ns", 0.0);
         c.stats.p99_ns = j.value("p99_ns", 0.0);
@@ -830,12 +1003,20 @@ class Driver {
              {"median_ns", "min_ns", "p99_ns", "max_ns", "mean_ns"})
           c.extra[k] = nullptr;
         c.extra["samples"] = 0;
-        c.extra["note"] = "unsupported: " + j.value("error", std::string());
+        c.extra["valid"] = false;
+        c.extra["note"] =
+            j.value("wrong_result", false)
+                ? "wrong result, a known bug of " + lib + " (" +
+                      j.value("known_issue", std::string()) +
+                      "): " + j.value("reason", std::string())
+                : "unsupported: " + j.value("error", std::string());
       }
       if (lib == "rondo") {
         const json* self = &j;
         if (auto r = Ratio(self, Find("openmpi", "default", test, n, b)))
           c.extra["ratio_vs_openmpi"] = *r;
+        if (auto r = Ratio(self, Find("mpich", "default", test, n, b)))
+          c.extra["ratio_vs_mpich"] = *r;
         if (cfg == "default")
           if (auto r = Ratio(self, Find("rondo", "tuned", test, n, b)))
             c.extra["ratio_vs_tuned"] = *r;
@@ -850,7 +1031,8 @@ class Driver {
       if (s.library == "rondo")
         d["inherited_rondo_env"] = InheritedRondoEnv();
       else
-        d["launcher_env"] = LauncherEnvironment(Launcher::kMpirun);
+        d["launcher_env"] = LauncherEnvironment(LauncherOf(s));
+      d["inherited_ucx_env"] = InheritedEnv("UCX_");
       d["program"] = "bench/mpi_suite_" + s.library;
       configs[s.Key()] = d;
     }
@@ -866,6 +1048,7 @@ class Driver {
     doc["failed"] = failed_;
     doc["skipped"] = skipped_;
     doc["not_run"] = not_run_;
+    doc["notes"] = notes_;
     doc["command"] = Join(a_.command);
     const std::string path = UserPath(a_.json);
     std::ofstream out(path);
@@ -890,7 +1073,7 @@ class Driver {
   std::map<std::string, std::vector<json>> rounds_of_;
   int rounds_ = 1;
   std::vector<std::string> order_;
-  std::vector<json> skipped_, failed_;
+  std::vector<json> skipped_, failed_, notes_;
   size_t jobs_run_ = 0;
   bool interrupted_ = false;  // Ctrl-C: no further job
 };
@@ -902,11 +1085,13 @@ int main(int argc, char** argv) {
   rondo::bench::Args a;
   a.command.assign(argv, argv + argc);
   CLI::App app{
-      "OSU-style MPI suite (issue 15): latency, bandwidth, barrier, bcast "
-      "and allreduce under Rondo's defaults, Rondo tuned (RONDO_PROGRESS=none "
-      "RONDO_TIMER_US=0) and Open MPI's defaults, in one invocation; prints "
-      "the ratios and the issue's targets. Exit status: 0 all jobs ran, 1 a "
-      "job or a check failed, 2 bad arguments."};
+      "OSU-style MPI suite (issues 15, 18): latency, bandwidth, barrier, "
+      "bcast, allreduce (blocking, nonblocking, persistent) and neighbourhood "
+      "alltoall (blocking, persistent) under Rondo's defaults, Rondo tuned "
+      "(RONDO_PROGRESS=none RONDO_TIMER_US=0), Open MPI's and MPICH's "
+      "defaults, in one invocation; prints the ratios and the issues' "
+      "targets. Exit status: 0 all jobs ran, 1 a job or a check failed, 2 "
+      "bad arguments."};
   app.get_formatter()->column_width(30);
   app.add_option("--json", a.json, "write the results as JSON to this file");
   app.add_option("--ranks", a.ranks,
@@ -914,10 +1099,12 @@ int main(int argc, char** argv) {
                  "oversubscribes)");
   app.add_option("--tests", a.tests,
                  "all (default) or among latency, bandwidth, barrier, "
-                 "bcast_char, bcast_float, allreduce_char, allreduce_float");
+                 "bcast_char, bcast_float, allreduce_char, allreduce_float, "
+                 "iallreduce_float, allreduce_init_float, "
+                 "neighbor_alltoall_float, neighbor_alltoall_init_float");
   app.add_option("--configs", a.configs,
-                 "among rondo:default, rondo:tuned, openmpi:default (default "
-                 "all three)");
+                 "among rondo:default, rondo:tuned, openmpi:default, "
+                 "mpich:default (default all four)");
   app.add_option("--iterations", a.iterations,
                  "multiplies OSU's iteration counts and the time per case "
                  "(default 1; --quick 0.05)")
@@ -935,13 +1122,16 @@ int main(int argc, char** argv) {
                "case");
   app.add_option("--bind", a.bind,
                  "default (each launcher's own: rondo-run auto; mpirun core "
-                 "up to 2 ranks, none beyond), core or none for both");
+                 "up to 2 ranks, none beyond; mpirun.mpich none), core or "
+                 "none for all");
   app.add_option("--timeout", a.timeout_s,
                  "seconds per job before the launcher kills it (default 600, "
                  "--quick 120)")
       ->check(CLI::Range(1, 86400));
   app.add_option("--mpirun", a.mpirun,
                  "Open MPI's mpirun (default /usr/bin/mpirun)");
+  app.add_option("--mpirun-mpich", a.mpirun_mpich,
+                 "MPICH's Hydra mpirun (default /usr/bin/mpirun.mpich)");
   app.add_flag("--verbose", a.verbose,
                "print the command lines and every case as it is measured");
   // For tests: a stand-in program for a library (LIB=PATH).
