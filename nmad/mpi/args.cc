@@ -145,4 +145,17 @@ std::shared_ptr<const Op> CheckOpArg(State& st, MPI_Op h,
   return op;
 }
 
+std::shared_ptr<Info> CheckInfo(State& st, MPI_Info h, const Comm* comm,
+                                const char* fn, int* err, const char* arg) {
+  std::shared_ptr<Info> i = h == MPI_INFO_NULL ? nullptr : st.infos.Get(h);
+  if (!i)
+    *err = RaiseError(comm, MPI_ERR_INFO, fn,
+                      std::string(arg) + " = " +
+                          (h == MPI_INFO_NULL ? std::string("MPI_INFO_NULL")
+                                              : std::to_string(h)) +
+                          " is not a valid info object (from "
+                          "MPI_Info_create or MPI_Info_dup, not freed)");
+  return i;
+}
+
 }  // namespace rondo::nmad::mpi

@@ -1,8 +1,9 @@
-// MadMPI communicators, groups, error handlers and attributes (process
-// topologies: topo.cc). A new communicator is created collectively by its parent's
-// members; its id (and so the names of its two nmad sessions) derives from
-// the parent's id and the parent's creation counter, which every member
-// bumps in the same order, so all members open the same sessions.
+// MadMPI communicators, groups and error handlers (process topologies:
+// topo.cc; attributes: attr.cc). A new communicator is created collectively
+// by its parent's members; its id (and so the names of its two nmad
+// sessions) derives from the parent's id and the parent's creation counter,
+// which every member bumps in the same order, so all members open the same
+// sessions.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 
 #include "nmad/node.h"
 #include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/attr.h"
 #include "nmad/mpi/internal/coll.h"
 #include "nmad/mpi/internal/comm.h"
 #include "nmad/mpi/internal/state.h"
@@ -87,6 +89,98 @@ int SplitComm(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
                   std::move(members), out, fn);
 }
 
+namespace {
+
+// MPI_Comm_dup and its variants: a communicator over c's group with c's
+// topology, hints (`info` instead when not null) and attributes (their copy
+// callbacks run). A callback's error frees the new communicator again
+// (*newcomm = MPI_COMM_NULL) and is returned.
+int DupComm(State& st, const CommPtr& c, const Info* info, MPI_Comm* newcomm,
+            const char* fn) {
+  const uint64_t seq = c->child_seq.fetch_add(1);
+  int err = MakeComm(st, *c, c->id + "." + std::to_string(seq) + "d",
+                     c->world, newcomm, fn);
+  if (err != MPI_SUCCESS) return err;
+  CommPtr n = st.comms.Get(*newcomm);
+  n->topo = c->topo;
+  n->dims = c->dims;
+  n->periods = c->periods;
+  n->sources = c->sources;
+  n->destinations = c->destinations;
+  n->source_weights = c->source_weights;
+  n->dest_weights = c->dest_weights;
+  n->weighted = c->weighted;
+  n->graph_index = c->graph_index;
+  n->graph_edges = c->graph_edges;
+  n->neighbors = c->neighbors;
+  {
+    std::lock_guard<std::mutex> lock(st.detached_mu);
+    n->info = info != nullptr ? *info : c->info;
+  }
+  // A barrier so that no member sends on the new sessions before every
+  // member opened them is not needed: nmad keeps early messages.
+  err = CopyAttributes(st, *c, *n, fn);
+  if (err != MPI_SUCCESS) {
+    (void)DeleteAttributes(st, *n, /*raise=*/false, fn);
+    st.comms.Remove(*newcomm);
+    *newcomm = MPI_COMM_NULL;
+  }
+  return err;
+}
+
+// A request that is complete already (MPI_Comm_idup), or 0 with *err
+// raised.
+int CompletedRequest(State& st, const Comm& c, const char* fn, int* err) {
+  MpiRequest* r = nullptr;
+  const int h = st.requests.Acquire(&r);
+  if (h == 0) {
+    *err = RaiseError(&c, MPI_ERR_NO_MEM, fn,
+                      "too many requests in flight (" +
+                          std::to_string(RequestTable::kMaxSlots) + ")");
+    return 0;
+  }
+  r->kind = MpiRequest::Kind::kDone;
+  r->fn = fn;
+  r->status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+  return h;
+}
+
+// MPI_Comm_idup(_with_info): the duplicate is made at once, so the request
+// is complete when the call returns (MPI only asks that newcomm be usable
+// once it is).
+int Idup(State& st, const CommPtr& c, const Info* info, MPI_Comm* newcomm,
+         MPI_Request* request, const char* fn) {
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, fn, "newcomm is NULL");
+  if (request == nullptr)
+    return RaiseError(c.get(), MPI_ERR_REQUEST, fn,
+                      "request is NULL (pass the address of an MPI_Request)");
+  int err = MPI_SUCCESS;
+  const int h = CompletedRequest(st, *c, fn, &err);
+  if (h == 0) return err;
+  err = DupComm(st, c, info, newcomm, fn);
+  if (err != MPI_SUCCESS) {
+    (void)st.requests.Release(h);
+    return err;
+  }
+  *request = h;
+  return MPI_SUCCESS;
+}
+
+// The info of MPI_Comm_dup_with_info / MPI_Comm_idup_with_info: a copy of
+// `h`'s hints, none for MPI_INFO_NULL; false with *err raised for an
+// invalid handle.
+bool DupInfo(State& st, MPI_Info h, const Comm& c, const char* fn, Info* out,
+             int* err) {
+  if (h == MPI_INFO_NULL) return true;
+  std::shared_ptr<Info> i = CheckInfo(st, h, &c, fn, err);
+  if (!i) return false;
+  std::lock_guard<std::mutex> lock(st.detached_mu);
+  *out = *i;
+  return true;
+}
+
+}  // namespace
 }  // namespace rondo::nmad::mpi
 
 using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
@@ -111,24 +205,62 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_dup", comm);
   if (newcomm == nullptr)
     return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "d", c->world,
-                 newcomm, kFn);
-  if (err != MPI_SUCCESS) return err;
-  CommPtr n = st->comms.Get(*newcomm);
-  n->topo = c->topo;
-  n->dims = c->dims;
-  n->periods = c->periods;
-  n->sources = c->sources;
-  n->destinations = c->destinations;
-  n->source_weights = c->source_weights;
-  n->dest_weights = c->dest_weights;
-  n->weighted = c->weighted;
-  n->graph_index = c->graph_index;
-  n->graph_edges = c->graph_edges;
-  n->neighbors = c->neighbors;
-  // A barrier so that no member sends on the new sessions before every
-  // member opened them is not needed: nmad keeps early messages.
+  return DupComm(*st, c, nullptr, newcomm, kFn);
+}
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER_COMM("MPI_Comm_dup_with_info", comm);
+  Info hints;
+  if (!DupInfo(*st, info, *c, kFn, &hints, &err)) return err;
+  if (newcomm == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "newcomm is NULL");
+  return DupComm(*st, c, &hints, newcomm, kFn);
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  RONDO_MPI_ENTER_COMM("MPI_Comm_idup", comm);
+  return Idup(*st, c, nullptr, newcomm, request, kFn);
+}
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                             MPI_Request* request) {
+  RONDO_MPI_ENTER_COMM("MPI_Comm_idup_with_info", comm);
+  Info hints;
+  if (!DupInfo(*st, info, *c, kFn, &hints, &err)) return err;
+  return Idup(*st, c, &hints, newcomm, request, kFn);
+}
+
+// Hints are kept, not interpreted: set adds to (or changes) the ones the
+// communicator has, get returns them all in a new info object.
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  RONDO_MPI_ENTER_COMM("MPI_Comm_set_info", comm);
+  std::shared_ptr<Info> i = CheckInfo(*st, info, c.get(), kFn, &err);
+  if (!i) return err;
+  std::lock_guard<std::mutex> lock(st->detached_mu);
+  for (const auto& [key, value] : i->entries) c->info.Set(key, value);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+  RONDO_MPI_ENTER_COMM("MPI_Comm_get_info", comm);
+  if (info_used == nullptr)
+    return RaiseError(c.get(), MPI_ERR_ARG, kFn, "info_used is NULL");
+  auto copy = std::make_shared<Info>();
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    *copy = c->info;
+  }
+  *info_used = st->infos.Add(std::move(copy));
+  return MPI_SUCCESS;
+}
+
+// Every process starts with the job (no MPI_Comm_spawn): no parent.
+int PMPI_Comm_get_parent(MPI_Comm* parent) {
+  RONDO_MPI_ENTER("MPI_Comm_get_parent");
+  (void)st;
+  if (parent == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "parent is NULL");
+  *parent = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
 
@@ -222,6 +354,11 @@ int PMPI_Comm_free(MPI_Comm* comm) {
   int err = MPI_SUCCESS;
   CommPtr c = CheckComm(*st, *comm, kFn, &err);
   if (!c) return err;
+  // The attributes' delete callbacks first; one that fails keeps the
+  // communicator (and the attributes not deleted yet), as Open MPI and
+  // MPICH do.
+  err = DeleteAttributes(*st, *c, /*raise=*/true, kFn);
+  if (err != MPI_SUCCESS) return err;
   st->comms.Remove(*comm);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -295,34 +432,6 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
   return RaiseError(c.get(), MPI_ERR_COMM, kFn,
                     "comm is an intracommunicator (MPI_Comm_remote_size "
                     "needs an intercommunicator)");
-}
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val,
-                      int* flag) {
-  RONDO_MPI_ENTER_COMM("MPI_Comm_get_attr", comm);
-  if (attribute_val == nullptr || flag == nullptr)
-    return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "attribute_val and flag must not be NULL");
-  const int* value = nullptr;
-  switch (keyval) {
-    case MPI_TAG_UB: value = &st->attr_tag_ub; break;
-    case MPI_HOST: value = &st->attr_host; break;
-    case MPI_IO: value = &st->attr_io; break;
-    case MPI_WTIME_IS_GLOBAL: value = &st->attr_wtime_is_global; break;
-    case MPI_UNIVERSE_SIZE: value = &st->attr_universe_size; break;
-    case MPI_APPNUM: value = &st->attr_appnum; break;
-    case MPI_LASTUSEDCODE: value = &st->attr_lastusedcode; break;
-    default:
-      return RaiseError(c.get(), MPI_ERR_KEYVAL, kFn,
-                        "comm_keyval = " + std::to_string(keyval) +
-                            " (Rondo knows the predefined keys only: "
-                            "MPI_TAG_UB, MPI_HOST, MPI_IO, "
-                            "MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, "
-                            "MPI_APPNUM, MPI_LASTUSEDCODE)");
-  }
-  *static_cast<const int**>(attribute_val) = value;
-  *flag = 1;
-  return MPI_SUCCESS;
 }
 
 // ---- error handlers ----
@@ -461,31 +570,154 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
   return MPI_SUCCESS;
 }
 
+// The ranks the triplets ranges[0..n) (first, last, stride) of
+// MPI_Group_range_incl/excl name, in order, or false with *err raised.
+// first and last must be ranks of the group and the stride must lead from
+// first towards last (a positive stride for first <= last, a negative one
+// for first >= last): Open MPI and MPICH refuse the others; every rank may
+// be named once.
+static bool ExpandRanges(const Group& g, int n, int ranges[][3],
+                         const char* fn, int* err, std::vector<int>* out) {
+  if (n < 0) {
+    *err = RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      "n = " + std::to_string(n) + " (must be >= 0)");
+    return false;
+  }
+  if (n > 0 && ranges == nullptr) {
+    *err = RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      "ranges is NULL with n = " + std::to_string(n));
+    return false;
+  }
+  const int size = static_cast<int>(g.world.size());
+  std::vector<int> named_by(g.world.size(), -1);  // the triplet, or -1
+  for (int i = 0; i < n; ++i) {
+    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+    const std::string triplet = "ranges[" + std::to_string(i) + "] = {" +
+                                std::to_string(first) + ", " +
+                                std::to_string(last) + ", " +
+                                std::to_string(stride) + "}";
+    if (stride == 0) {
+      *err = RaiseError(nullptr, MPI_ERR_ARG, fn,
+                        triplet + ": the stride must not be 0");
+      return false;
+    }
+    for (int r : {first, last})
+      if (r < 0 || r >= size) {
+        *err = RaiseError(nullptr, MPI_ERR_RANK, fn,
+                          triplet + ": " + std::to_string(r) +
+                              " is not a rank of the group (0.." +
+                              std::to_string(size - 1) + ")");
+        return false;
+      }
+    if ((stride > 0 && first > last) || (stride < 0 && first < last)) {
+      *err = RaiseError(nullptr, MPI_ERR_RANK, fn,
+                        triplet + ": a stride of " + std::to_string(stride) +
+                            " leads away from last (it must be " +
+                            (stride > 0 ? "negative" : "positive") +
+                            " to go from first to last)");
+      return false;
+    }
+    for (int64_t r = first; stride > 0 ? r <= last : r >= last; r += stride) {
+      if (named_by[r] >= 0) {
+        *err = RaiseError(nullptr, MPI_ERR_RANK, fn,
+                          triplet + " names rank " + std::to_string(r) +
+                              ", which ranges[" +
+                              std::to_string(named_by[r]) +
+                              "] named already (each rank at most once)");
+        return false;
+      }
+      named_by[r] = i;
+      out->push_back(static_cast<int>(r));
+    }
+  }
+  return true;
+}
+
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
                          MPI_Group* newgroup) {
   RONDO_MPI_ENTER("MPI_Group_range_incl");
   int err = MPI_SUCCESS;
   GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
   if (!g) return err;
-  if (newgroup == nullptr || n < 0 || (n > 0 && ranges == nullptr))
-    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
-                      "n must be >= 0, ranges and newgroup not NULL");
+  if (newgroup == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "newgroup is NULL");
   std::vector<int> ranks;
-  for (int i = 0; i < n; ++i) {
-    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
-    if (stride == 0)
-      return RaiseError(nullptr, MPI_ERR_ARG, kFn,
-                        "ranges[" + std::to_string(i) + "] has stride 0");
-    for (int r = first; stride > 0 ? r <= last : r >= last; r += stride)
-      ranks.push_back(r);
-  }
-  if (!CheckGroupRanks(*g, static_cast<int>(ranks.size()), ranks.data(), kFn,
-                       &err))
-    return err;
+  if (!ExpandRanges(*g, n, ranges, kFn, &err, &ranks)) return err;
   std::vector<int> w;
   for (int r : ranks) w.push_back(g->world[r]);
   *newgroup = w.empty() ? MPI_GROUP_EMPTY : AddGroup(*st, std::move(w));
   return MPI_SUCCESS;
+}
+
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group* newgroup) {
+  RONDO_MPI_ENTER("MPI_Group_range_excl");
+  int err = MPI_SUCCESS;
+  GroupPtr g = CheckGroup(*st, group, nullptr, kFn, &err);
+  if (!g) return err;
+  if (newgroup == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "newgroup is NULL");
+  std::vector<int> ranks;
+  if (!ExpandRanges(*g, n, ranges, kFn, &err, &ranks)) return err;
+  std::vector<bool> out(g->world.size(), false);
+  for (int r : ranks) out[r] = true;
+  std::vector<int> w;
+  for (size_t i = 0; i < g->world.size(); ++i)
+    if (!out[i]) w.push_back(g->world[i]);
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : AddGroup(*st, std::move(w));
+  return MPI_SUCCESS;
+}
+
+// MPI_Group_union, _intersection and _difference (MPI-4 §7.3.2): union is
+// group1's processes then those of group2 not in group1, in group2's
+// order; intersection and difference keep group1's processes (those in
+// group2, those not) in group1's order. An empty result is
+// MPI_GROUP_EMPTY.
+enum class SetOp { kUnion, kIntersection, kDifference };
+
+static int GroupSetOp(MPI_Group group1, MPI_Group group2,
+                      MPI_Group* newgroup, SetOp op, const char* fn) {
+  RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  GroupPtr a = CheckGroup(*st, group1, nullptr, kFn, &err, "group1");
+  if (!a) return err;
+  GroupPtr b = CheckGroup(*st, group2, nullptr, kFn, &err, "group2");
+  if (!b) return err;
+  if (newgroup == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "newgroup is NULL");
+  // Job ranks as marks: groups hold ranks of this job only.
+  std::vector<char> in_b(static_cast<size_t>(st->world_size()), 0);
+  for (int w : b->world) in_b[w] = 1;
+  std::vector<int> w;
+  for (int x : a->world)
+    if (op == SetOp::kUnion || (in_b[x] != 0) == (op == SetOp::kIntersection))
+      w.push_back(x);
+  if (op == SetOp::kUnion) {
+    std::vector<char> in_a(static_cast<size_t>(st->world_size()), 0);
+    for (int x : a->world) in_a[x] = 1;
+    for (int x : b->world)
+      if (!in_a[x]) w.push_back(x);
+  }
+  *newgroup = w.empty() ? MPI_GROUP_EMPTY : AddGroup(*st, std::move(w));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2,
+                     MPI_Group* newgroup) {
+  return GroupSetOp(group1, group2, newgroup, SetOp::kUnion,
+                    "MPI_Group_union");
+}
+
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
+                            MPI_Group* newgroup) {
+  return GroupSetOp(group1, group2, newgroup, SetOp::kIntersection,
+                    "MPI_Group_intersection");
+}
+
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
+                          MPI_Group* newgroup) {
+  return GroupSetOp(group1, group2, newgroup, SetOp::kDifference,
+                    "MPI_Group_difference");
 }
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
@@ -555,6 +787,12 @@ int PMPI_Group_free(MPI_Group* group) {
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
 #pragma weak MPI_Comm_size = PMPI_Comm_size
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
+#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
+#pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
+#pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
+#pragma weak MPI_Comm_get_parent = PMPI_Comm_get_parent
 #pragma weak MPI_Comm_split = PMPI_Comm_split
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 #pragma weak MPI_Comm_create = PMPI_Comm_create
@@ -566,7 +804,6 @@ int PMPI_Group_free(MPI_Group* group) {
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 #pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
 #pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
-#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 #pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
 #pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
@@ -577,6 +814,10 @@ int PMPI_Group_free(MPI_Group* group) {
 #pragma weak MPI_Group_incl = PMPI_Group_incl
 #pragma weak MPI_Group_excl = PMPI_Group_excl
 #pragma weak MPI_Group_range_incl = PMPI_Group_range_incl
+#pragma weak MPI_Group_range_excl = PMPI_Group_range_excl
+#pragma weak MPI_Group_union = PMPI_Group_union
+#pragma weak MPI_Group_intersection = PMPI_Group_intersection
+#pragma weak MPI_Group_difference = PMPI_Group_difference
 #pragma weak MPI_Group_translate_ranks = PMPI_Group_translate_ranks
 #pragma weak MPI_Group_compare = PMPI_Group_compare
 #pragma weak MPI_Group_free = PMPI_Group_free

@@ -598,6 +598,111 @@ TypeResult IndexedBlock(int count, int blocklength, const int displacements[],
   return b.Finish(MPI_COMBINER_INDEXED_BLOCK, std::move(ints), {}, One(old));
 }
 
+TypeResult HindexedBlock(int count, int blocklength,
+                         const MPI_Aint displacements[], const Datatype& old) {
+  TypeBuilder b("MPI_Type_create_hindexed_block");
+  if (!CheckCount(b, count) || !CheckBlocklength(b, blocklength) ||
+      !CheckArray(b, count, displacements, "displacements")) {
+    return b.Error();
+  }
+  for (int i = 0; i < count; ++i) {
+    if (!b.Add(old, displacements[i], blocklength)) return b.Error();
+  }
+  return b.Finish(MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength},
+                  std::vector<MPI_Aint>(displacements, displacements + count),
+                  One(old));
+}
+
+TypeResult Subarray(int ndims, const int sizes[], const int subsizes[],
+                    const int starts[], int order, const Datatype& old) {
+  TypeBuilder b("MPI_Type_create_subarray");
+  if (ndims < 1) {
+    b.Fail(MPI_ERR_COUNT, Value("ndims", ndims) +
+                              " (must be >= 1: the number of dimensions of "
+                              "the array)");
+    return b.Error();
+  }
+  if (!CheckArray(b, ndims, sizes, "array_of_sizes") ||
+      !CheckArray(b, ndims, subsizes, "array_of_subsizes") ||
+      !CheckArray(b, ndims, starts, "array_of_starts")) {
+    return b.Error();
+  }
+  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
+    b.Fail(MPI_ERR_ARG, Value("order", order) +
+                            " (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)");
+    return b.Error();
+  }
+  for (int i = 0; i < ndims; ++i) {
+    if (sizes[i] < 1) {
+      b.Fail(MPI_ERR_ARG,
+             Entry("array_of_sizes", i, sizes[i]) + " (must be >= 1)");
+      return b.Error();
+    }
+    if (subsizes[i] < 1 || subsizes[i] > sizes[i]) {
+      b.Fail(MPI_ERR_ARG, Entry("array_of_subsizes", i, subsizes[i]) +
+                              " (must be 1..array_of_sizes[" +
+                              std::to_string(i) +
+                              "] = " + std::to_string(sizes[i]) + ")");
+      return b.Error();
+    }
+    if (starts[i] < 0 || starts[i] > sizes[i] - subsizes[i]) {
+      b.Fail(MPI_ERR_ARG,
+             Entry("array_of_starts", i, starts[i]) + " (must be 0.." +
+                 std::to_string(sizes[i] - subsizes[i]) +
+                 ": the subarray of " + std::to_string(subsizes[i]) +
+                 " elements must fit in the " + std::to_string(sizes[i]) +
+                 " of dimension " + std::to_string(i) + ")");
+      return b.Error();
+    }
+  }
+  // Dimensions from the slowest to the fastest varying, and the byte
+  // stride of each (in the array of sizes[] old items).
+  std::vector<int> dims(static_cast<size_t>(ndims));
+  for (int k = 0; k < ndims; ++k) {
+    dims[k] = order == MPI_ORDER_C ? k : ndims - 1 - k;
+  }
+  std::vector<int64_t> stride(static_cast<size_t>(ndims));
+  int64_t elements = 1;  // of the whole array
+  for (int k = ndims - 1; k >= 0; --k) {
+    const int d = dims[k];
+    if (!CheckedMul(elements, old.extent(), &stride[d]) ||
+        !CheckedMul(elements, sizes[d], &elements)) {
+      b.Fail(MPI_ERR_ARG, "the array of " + std::to_string(ndims) +
+                              " dimensions overflows 64-bit byte offsets");
+      return b.Error();
+    }
+  }
+  int64_t array_bytes = 0;
+  if (!ElementsToBytes(b, elements, old, &array_bytes)) return b.Error();
+  // One run of subsizes[fastest] items per index of the other dimensions,
+  // in array order (an odometer over the slower dimensions).
+  const int fastest = dims[ndims - 1];
+  std::vector<int> index(static_cast<size_t>(ndims), 0);
+  for (;;) {
+    int64_t disp = 0;
+    for (int d = 0; d < ndims; ++d) {
+      disp += static_cast<int64_t>(starts[d] + index[d]) * stride[d];
+    }
+    if (!b.Add(old, disp, subsizes[fastest])) return b.Error();
+    int k = ndims - 2;
+    for (; k >= 0; --k) {
+      const int d = dims[k];
+      if (++index[d] < subsizes[d]) break;
+      index[d] = 0;
+    }
+    if (k < 0) break;
+  }
+  b.SetExplicitBounds(0, array_bytes);
+  std::vector<int> ints;
+  ints.reserve(3 * static_cast<size_t>(ndims) + 2);
+  ints.push_back(ndims);
+  ints.insert(ints.end(), sizes, sizes + ndims);
+  ints.insert(ints.end(), subsizes, subsizes + ndims);
+  ints.insert(ints.end(), starts, starts + ndims);
+  ints.push_back(order);
+  return b.Finish(MPI_COMBINER_SUBARRAY, std::move(ints), {}, One(old));
+}
+
 TypeResult Struct(int count, const int blocklengths[],
                   const MPI_Aint displacements[],
                   const Datatype* const types[]) {

@@ -249,6 +249,21 @@ TypeResult Hindexed(int count, const int blocklengths[],
                     const MPI_Aint displacements[], const Datatype& old);
 TypeResult IndexedBlock(int count, int blocklength, const int displacements[],
                         const Datatype& old);
+// MPI_Type_create_hindexed_block: `count` blocks of `blocklength` old items
+// at byte displacements[i].
+TypeResult HindexedBlock(int count, int blocklength,
+                         const MPI_Aint displacements[], const Datatype& old);
+// MPI_Type_create_subarray (MPI-4.0 §5.1.3): the subsizes[] block starting
+// at starts[] of an ndims-dimensional array of sizes[] old items, stored in
+// `order` (MPI_ORDER_C: the last dimension varies fastest; MPI_ORDER_FORTRAN:
+// the first). As the standard defines it, the type is resized to the whole
+// array: lb = 0 and extent = prod(sizes) * old.extent() (explicit bounds),
+// whatever the old type's bounds; the type map lists the elements in array
+// order. Refused: ndims < 1 (MPI_ERR_COUNT), sizes[i] < 1, subsizes[i]
+// outside 1..sizes[i], starts[i] outside 0..sizes[i] - subsizes[i], another
+// order, NULL arrays (MPI_ERR_ARG).
+TypeResult Subarray(int ndims, const int sizes[], const int subsizes[],
+                    const int starts[], int order, const Datatype& old);
 TypeResult Struct(int count, const int blocklengths[],
                   const MPI_Aint displacements[],
                   const Datatype* const types[]);

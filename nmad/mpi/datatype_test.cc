@@ -367,6 +367,94 @@ TEST_CASE("indexed, hindexed and indexed_block", "[datatype]") {
   CheckRoundTrip(*b, {{12, 8}, {0, 8}}, 2);
 }
 
+TEST_CASE("hindexed_block: byte displacements, one block length",
+          "[datatype]") {
+  const MPI_Aint disp[] = {16, 0};
+  auto t = Ok(HindexedBlock(2, 2, disp, P(MPI_SHORT)));
+  CheckBounds(*t, {8, 0, 20, 0, 20});
+  CHECK(t->blocks() ==
+        std::vector<TypeBlock>{{16, 4, MPI_SHORT}, {0, 4, MPI_SHORT}});
+  CHECK(t->combiner() == MPI_COMBINER_HINDEXED_BLOCK);
+  CHECK(t->integers() == std::vector<int>{2, 2});
+  CHECK(t->addresses() == std::vector<MPI_Aint>{16, 0});
+  REQUIRE(t->datatypes().size() == 1);
+  CHECK(t->datatypes()[0]->handle() == MPI_SHORT);
+  CheckRoundTrip(*t, {{16, 4}, {0, 4}}, 3);
+  // Blocks of a derived type: each is its whole type map.
+  const int vdisp[] = {0};
+  auto pair = Ok(IndexedBlock(1, 1, vdisp, P(MPI_2INT)));
+  const MPI_Aint pdisp[] = {0, 24};
+  auto p = Ok(HindexedBlock(2, 1, pdisp, *pair));
+  CheckBounds(*p, {16, 0, 32, 0, 32});
+  CheckRoundTrip(*p, {{0, 8}, {24, 8}}, 2);
+  auto empty = Ok(HindexedBlock(0, 3, nullptr, P(MPI_INT)));
+  CheckBounds(*empty, {0, 0, 0, 0, 0});
+}
+
+TEST_CASE("subarray in C and Fortran order", "[datatype]") {
+  const int sizes[] = {4, 5};
+  const int subsizes[] = {2, 3};
+  const int starts[] = {1, 1};
+  // C: rows of 5 ints; rows 1..2, columns 1..3. The extent is the whole
+  // 4 x 5 array (lb 0), as Open MPI and MPICH give it.
+  auto c = Ok(Subarray(2, sizes, subsizes, starts, MPI_ORDER_C, P(MPI_INT)));
+  CheckBounds(*c, {24, 0, 80, 24, 32});
+  CHECK(c->explicit_bounds());
+  CHECK(c->blocks() ==
+        std::vector<TypeBlock>{{24, 12, MPI_INT}, {44, 12, MPI_INT}});
+  CHECK(c->combiner() == MPI_COMBINER_SUBARRAY);
+  CHECK(c->integers() ==
+        std::vector<int>{2, 4, 5, 2, 3, 1, 1, MPI_ORDER_C});
+  CHECK(c->num_addresses() == 0);
+  REQUIRE(c->datatypes().size() == 1);
+  CHECK(c->datatypes()[0]->handle() == MPI_INT);
+  CheckRoundTrip(*c, {{24, 12}, {44, 12}}, 3);
+
+  // Fortran: columns of 4 ints (the first index fastest).
+  auto f = Ok(Subarray(2, sizes, subsizes, starts, MPI_ORDER_FORTRAN,
+                       P(MPI_INT)));
+  CheckBounds(*f, {24, 0, 80, 20, 40});
+  CHECK(f->blocks() == std::vector<TypeBlock>{{20, 8, MPI_INT},
+                                              {36, 8, MPI_INT},
+                                              {52, 8, MPI_INT}});
+  CHECK(f->integers().back() == MPI_ORDER_FORTRAN);
+  CheckRoundTrip(*f, {{20, 8}, {36, 8}, {52, 8}}, 2);
+
+  // Three dimensions, C order: ((a * 4 + b) * 5 + c) doubles.
+  const int s3[] = {3, 4, 5};
+  const int sub3[] = {2, 2, 2};
+  const int st3[] = {1, 2, 3};
+  auto d = Ok(Subarray(3, s3, sub3, st3, MPI_ORDER_C, P(MPI_DOUBLE)));
+  CheckBounds(*d, {64, 0, 480, 264, 216});
+  CheckRoundTrip(*d, {{264, 16}, {304, 16}, {424, 16}, {464, 16}}, 2);
+
+  // The whole array is one contiguous run.
+  const int whole[] = {3, 4};
+  const int zero[] = {0, 0};
+  auto all = Ok(Subarray(2, whole, whole, zero, MPI_ORDER_C, P(MPI_INT)));
+  CheckBounds(*all, {48, 0, 48, 0, 48});
+  CHECK(all->is_contiguous());
+}
+
+TEST_CASE("subarray of a resized type: lb 0 and the whole array's extent",
+          "[datatype]") {
+  // ints in 12-byte cells whose lb is -4: the subarray's bounds are 0 and
+  // 20 cells, not the old type's (Open MPI and MPICH agree: lb 0, extent
+  // 240, true lb 60, true extent 112).
+  auto cell = Ok(Resized(P(MPI_INT), -4, 12));
+  const int sizes[] = {4, 5};
+  const int subsizes[] = {2, 3};
+  const int starts[] = {1, 1};
+  auto f = Ok(Subarray(2, sizes, subsizes, starts, MPI_ORDER_FORTRAN, *cell));
+  CheckBounds(*f, {24, 0, 240, 60, 112});
+  CheckRoundTrip(*f,
+                 {{60, 4}, {72, 4}, {108, 4}, {120, 4}, {156, 4}, {168, 4}},
+                 2);
+  // Built on again, the bounds stay sticky.
+  auto two = Ok(Contiguous(2, *f));
+  CheckBounds(*two, {48, 0, 480, 60, 352});
+}
+
 TEST_CASE("struct bounds follow the alignment rule", "[datatype]") {
   // The standard's example: {double at 0, char at 8} has extent 16.
   {
@@ -588,6 +676,42 @@ TEST_CASE("bad arguments name the argument, its value and the rule",
              {"MPI_Type_create_struct", "count = -1"});
   CheckError(Resized(i, 0, -4), MPI_ERR_ARG,
              {"MPI_Type_create_resized", "extent = -4", ">= 0"});
+  CheckError(HindexedBlock(-1, 1, hdisp, i), MPI_ERR_COUNT,
+             {"MPI_Type_create_hindexed_block", "count = -1"});
+  CheckError(HindexedBlock(2, -1, hdisp, i), MPI_ERR_ARG,
+             {"MPI_Type_create_hindexed_block", "blocklength = -1"});
+  CheckError(HindexedBlock(2, 1, nullptr, i), MPI_ERR_ARG,
+             {"MPI_Type_create_hindexed_block", "displacements is NULL"});
+  const int sizes[] = {4, 5};
+  const int subs[] = {2, 3};
+  const int starts[] = {1, 1};
+  CheckError(Subarray(0, sizes, subs, starts, MPI_ORDER_C, i), MPI_ERR_COUNT,
+             {"MPI_Type_create_subarray", "ndims = 0", ">= 1"});
+  const int zero_size[] = {4, 0};
+  CheckError(Subarray(2, zero_size, subs, starts, MPI_ORDER_C, i),
+             MPI_ERR_ARG, {"array_of_sizes[1] = 0", ">= 1"});
+  const int big_sub[] = {5, 3};
+  CheckError(Subarray(2, sizes, big_sub, starts, MPI_ORDER_C, i), MPI_ERR_ARG,
+             {"array_of_subsizes[0] = 5", "1..array_of_sizes[0] = 4"});
+  const int zero_sub[] = {2, 0};
+  CheckError(Subarray(2, sizes, zero_sub, starts, MPI_ORDER_C, i),
+             MPI_ERR_ARG, {"array_of_subsizes[1] = 0"});
+  const int far[] = {3, 1};
+  CheckError(Subarray(2, sizes, subs, far, MPI_ORDER_C, i), MPI_ERR_ARG,
+             {"array_of_starts[0] = 3", "0..2"});
+  const int negative[] = {1, -1};
+  CheckError(Subarray(2, sizes, subs, negative, MPI_ORDER_C, i), MPI_ERR_ARG,
+             {"array_of_starts[1] = -1"});
+  CheckError(Subarray(2, sizes, subs, starts, 7, i), MPI_ERR_ARG,
+             {"order = 7", "MPI_ORDER_C or MPI_ORDER_FORTRAN"});
+  CheckError(Subarray(2, nullptr, subs, starts, MPI_ORDER_C, i), MPI_ERR_ARG,
+             {"array_of_sizes is NULL"});
+  const int huge_sizes[] = {1 << 30, 1 << 30, 1 << 30};
+  const int one[] = {1, 1, 1};
+  const int origin[] = {0, 0, 0};
+  auto row = Ok(Contiguous(64, i));
+  CheckError(Subarray(3, huge_sizes, one, origin, MPI_ORDER_C, *row),
+             MPI_ERR_ARG, {"MPI_Type_create_subarray", "overflow"});
   // 64-bit overflow of displacements.
   CheckError(Hvector(3, 1, INT64_MAX / 2, i), MPI_ERR_ARG,
              {"MPI_Type_create_hvector", "overflow"});

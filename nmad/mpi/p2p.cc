@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -62,17 +63,16 @@ bool CheckSendArgs(State& st, const void* buf, int count, MPI_Datatype dt,
          CheckTag(tag, false, **comm, fn, err);
 }
 
-// Posts a checked send into `r`, which holds its communicator (r.comm).
-int PostSend(const void* buf, int count, const TypeRef& type, int dest,
-             int tag, SendMode mode, MpiRequest& r, const char* fn) {
+// Posts a send of `bytes` bytes at `data` (contiguous, staying valid until
+// the send is done) into `r`, which holds its communicator (r.comm).
+int PostSendBytes(const void* data, size_t bytes, int dest, int tag,
+                  SendMode mode, MpiRequest& r, const char* fn) {
   r.fn = fn;
   if (dest == MPI_PROC_NULL) {
     r.kind = MpiRequest::Kind::kDone;
     r.status = {MPI_PROC_NULL, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
     return MPI_SUCCESS;
   }
-  const size_t bytes = static_cast<size_t>(count) * type->size();
-  const void* data = SendBytes(buf, count, type, r);
   r.kind = MpiRequest::Kind::kSend;
   Comm& c = *r.comm;
   Status s = mode == SendMode::kSynchronous
@@ -84,6 +84,16 @@ int PostSend(const void* buf, int count, const TypeRef& type, int dest,
                        dest);
   }
   return MPI_SUCCESS;
+}
+
+// Posts a checked send into `r`, which holds its communicator (r.comm).
+int PostSend(const void* buf, int count, const TypeRef& type, int dest,
+             int tag, SendMode mode, MpiRequest& r, const char* fn) {
+  if (dest == MPI_PROC_NULL)
+    return PostSendBytes(buf, 0, dest, tag, mode, r, fn);
+  const size_t bytes = static_cast<size_t>(count) * type->size();
+  const void* data = SendBytes(buf, count, type, r);
+  return PostSendBytes(data, bytes, dest, tag, mode, r, fn);
 }
 
 // Starts a send into `r` (not yet in the request table).
@@ -163,6 +173,54 @@ int StartRecv(State& st, void* buf, int count, MPI_Datatype dt, int source,
   r.comm = std::move(comm);
   r.type = std::move(type);
   return PostRecv(buf, count, source, tag, r, fn, matched);
+}
+
+// MPI_Isendrecv (replace = false) and MPI_Isendrecv_replace (replace: the
+// send and receive arguments are the same buffer): checks the send's
+// arguments, then the receive's, and posts the receive and the send into
+// the halves of `r` (not yet in the request table). The replace form sends
+// a packed copy of the buffer made now, owned by the send half, so the
+// receive may land in the buffer at once.
+int StartSendrecv(State& st, const void* sendbuf, int sendcount,
+                  MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm ch, bool replace, MpiRequest& r,
+                  const char* fn) {
+  int err = MPI_SUCCESS;
+  CommRef send_comm, recv_comm;
+  TypeRef send_type, recv_type;
+  if (!CheckSendArgs(st, sendbuf, sendcount, sendtype, &dest, sendtag, ch,
+                     fn, &err, &send_comm, &send_type) ||
+      !CheckRecvArgs(st, recvbuf, recvcount, recvtype, source, recvtag, ch,
+                     fn, &err, &recv_comm, &recv_type))
+    return err;
+  r.fn = fn;
+  r.comm = send_comm;
+  r.halves = std::make_unique<std::array<MpiRequest, 2>>();
+  MpiRequest& send = (*r.halves)[0];
+  MpiRequest& recv = (*r.halves)[1];
+  send.comm = std::move(send_comm);
+  recv.comm = std::move(recv_comm);
+  recv.type = std::move(recv_type);
+  const size_t bytes = static_cast<size_t>(sendcount) * send_type->size();
+  if (replace && dest != MPI_PROC_NULL && bytes > 0) {
+    send.staging.resize(bytes);
+    send_type->Pack(sendbuf, sendcount, send.staging.data());
+  }
+  err = PostRecv(recvbuf, recvcount, source, recvtag, recv, fn);
+  if (err == MPI_SUCCESS) {
+    err = replace ? PostSendBytes(send.staging.data(), bytes, dest, sendtag,
+                                  SendMode::kStandard, send, fn)
+                  : PostSend(sendbuf, sendcount, send_type, dest, sendtag,
+                             SendMode::kStandard, send, fn);
+    if (err != MPI_SUCCESS) (void)CancelOrWait(st, recv);
+  }
+  if (err != MPI_SUCCESS) {
+    r.halves.reset();
+    return err;
+  }
+  r.kind = MpiRequest::Kind::kSendrecv;
+  return MPI_SUCCESS;
 }
 
 // MPIX_Dynamic_bcast: a send-like request to n recipients (nmad's
@@ -709,6 +767,37 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return e2 != MPI_SUCCESS ? e2 : e1;
 }
 
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int dest, int sendtag, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Isendrecv");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  MpiRequest* r;
+  int err = MPI_SUCCESS;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  err = StartSendrecv(*st, sendbuf, sendcount, sendtype, dest, sendtag,
+                      recvbuf, recvcount, recvtype, source, recvtag, comm,
+                      /*replace=*/false, *r, kFn);
+  return Register(*st, h, err, request);
+}
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                           int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request* request) {
+  RONDO_MPI_ENTER("MPI_Isendrecv_replace");
+  if (int e = CheckRequestOut(request, kFn)) return e;
+  MpiRequest* r;
+  int err = MPI_SUCCESS;
+  const int h = NewRequest(*st, &r, kFn, &err);
+  if (h == 0) return err;
+  err = StartSendrecv(*st, buf, count, datatype, dest, sendtag, buf, count,
+                      datatype, source, recvtag, comm, /*replace=*/true, *r,
+                      kFn);
+  return Register(*st, h, err, request);
+}
+
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                          int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status* status) {
@@ -963,6 +1052,8 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
 #pragma weak MPI_Irecv = PMPI_Irecv
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+#pragma weak MPI_Isendrecv = PMPI_Isendrecv
+#pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
 #pragma weak MPI_Iprobe = PMPI_Iprobe
 #pragma weak MPI_Improbe = PMPI_Improbe
 #pragma weak MPI_Mprobe = PMPI_Mprobe

@@ -28,6 +28,8 @@ bool IsDone(const MpiRequest& r) {
       return r.op->done();
     case MpiRequest::Kind::kDone:
       return true;
+    case MpiRequest::Kind::kSendrecv:
+      return IsDone((*r.halves)[0]) && IsDone((*r.halves)[1]);
   }
   return true;
 }
@@ -112,6 +114,14 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
       }
       break;
     }
+    case MpiRequest::Kind::kSendrecv: {
+      // Both halves report their own errors; the receive's comes first.
+      const int send_error = Finish(st, (*r.halves)[0], fn);
+      const int recv_error = Finish(st, (*r.halves)[1], fn);
+      r.status = (*r.halves)[1].status;
+      r.error = recv_error != MPI_SUCCESS ? recv_error : send_error;
+      break;
+    }
     case MpiRequest::Kind::kColl: {
       r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
       Status s = r.op->status();
@@ -130,7 +140,7 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
   return r.error;
 }
 
-int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
+void WaitUntilDone(State& st, MpiRequest& r) {
   switch (r.kind) {
     case MpiRequest::Kind::kSend:
     case MpiRequest::Kind::kRecv:
@@ -139,9 +149,17 @@ int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
     case MpiRequest::Kind::kColl:
       (void)r.op->Wait();
       break;
+    case MpiRequest::Kind::kSendrecv:
+      WaitUntilDone(st, (*r.halves)[0]);
+      WaitUntilDone(st, (*r.halves)[1]);
+      break;
     case MpiRequest::Kind::kDone:
       break;
   }
+}
+
+int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
+  WaitUntilDone(st, r);
   int err = Finish(st, r, fn);
   if (status != MPI_STATUS_IGNORE) *status = r.status;
   return err;
@@ -325,17 +343,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     return err;
   }
   if (r->inactive()) return Inactive(status);
-  switch (r->kind) {
-    case MpiRequest::Kind::kSend:
-    case MpiRequest::Kind::kRecv:
-      if (!r->req.done()) (void)st->core().Wait(r->req);
-      break;
-    case MpiRequest::Kind::kColl:
-      (void)r->op->Wait();
-      break;
-    case MpiRequest::Kind::kDone:
-      break;
-  }
+  WaitUntilDone(*st, *r);
   return Release(*st, request, *r, status, kFn);
 }
 
@@ -611,6 +619,11 @@ int PMPI_Cancel(MPI_Request* request) {
       break;
     case MpiRequest::Kind::kSend:
       break;  // sends are not cancelled: they complete normally
+    case MpiRequest::Kind::kSendrecv:
+      // Its send is under way: cancelling the receive alone would leave
+      // half an operation done, so the whole completes normally (a
+      // cancellation that does not succeed, which MPI allows).
+      break;
     case MpiRequest::Kind::kColl:
       return RaiseError(r->comm.get(), MPI_ERR_REQUEST, kFn,
                         "a nonblocking collective cannot be cancelled");

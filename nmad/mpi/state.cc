@@ -5,13 +5,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "drivers/bootstrap/bootstrap.h"
 #include "nmad/node.h"
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/attr.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
 
@@ -24,12 +29,25 @@ std::atomic<int> g_phase{0};  // 0 before Init, 1 initialised, 2 finalized
 
 // Error messages: a code is class + 64 * k, where k indexes a ring of the
 // last messages, so MPI_Error_string can name the offending argument.
+// Classes and codes of MPI_Add_error_class/code are kUserErrorBase + i,
+// above every such code (entry i of `user_class` and `user_text`).
 constexpr int kClassSpan = 64;
 constexpr int kMessages = 4096;
+constexpr int kUserErrorBase = 1 << 20;
+static_assert(kClassSpan * (kMessages + 1) <= kUserErrorBase);
 struct ErrorLog {
   std::mutex mu;
   std::string messages[kMessages];
   int next = 0;
+  std::vector<int> user_class;  // a class's own value for a class
+  std::vector<std::string> user_text;
+  // The entry of a user class or code, or -1. mu held.
+  int UserIndex(int code) const {
+    if (code < kUserErrorBase) return -1;
+    const int64_t i = int64_t{code} - kUserErrorBase;
+    return i < static_cast<int64_t>(user_class.size()) ? static_cast<int>(i)
+                                                        : -1;
+  }
 };
 ErrorLog& Log() {
   static ErrorLog log;  // messages only; holds no job state
@@ -67,6 +85,17 @@ const char* ClassText(int c) {
     case MPI_ERR_WIN: return "MPI_ERR_WIN: invalid window";
     case MPI_ERR_SIZE: return "MPI_ERR_SIZE: invalid size";
     case MPI_ERR_DISP: return "MPI_ERR_DISP: invalid displacement";
+    case MPI_ERR_BASE: return "MPI_ERR_BASE: invalid base address";
+    case MPI_ERR_SPAWN: return "MPI_ERR_SPAWN: cannot spawn processes";
+    case MPI_ERR_PORT: return "MPI_ERR_PORT: invalid port name";
+    case MPI_ERR_SERVICE: return "MPI_ERR_SERVICE: invalid service name";
+    case MPI_ERR_NAME: return "MPI_ERR_NAME: invalid name";
+    case MPI_ERR_LOCKTYPE: return "MPI_ERR_LOCKTYPE: invalid lock type";
+    case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT: invalid assert argument";
+    case MPI_ERR_RMA_CONFLICT:
+      return "MPI_ERR_RMA_CONFLICT: conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC:
+      return "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls";
     case MPI_ERR_UNSUPPORTED_OPERATION:
       return "MPI_ERR_UNSUPPORTED_OPERATION: not supported by Rondo";
     case MPIX_ERR_PROC_FAILED:
@@ -83,10 +112,42 @@ bool Finalized() { return g_phase.load() == 2; }
 
 int ErrorClassOf(int code) {
   if (code < 0) return MPI_ERR_UNKNOWN;
+  if (code >= kUserErrorBase) {
+    ErrorLog& log = Log();
+    std::lock_guard<std::mutex> lock(log.mu);
+    const int i = log.UserIndex(code);
+    return i < 0 ? MPI_ERR_UNKNOWN : log.user_class[i];
+  }
   return code % kClassSpan;
 }
 
+bool IsErrorCode(int code) {
+  if (code < 0) return false;
+  if (code >= kUserErrorBase) {
+    ErrorLog& log = Log();
+    std::lock_guard<std::mutex> lock(log.mu);
+    return log.UserIndex(code) >= 0;
+  }
+  if (code >= kClassSpan * (kMessages + 1)) return false;
+  return ClassText(code % kClassSpan) != nullptr;
+}
+
+bool IsErrorClass(int code) {
+  if (code > 0 && code < kClassSpan) return ClassText(code) != nullptr;
+  ErrorLog& log = Log();
+  std::lock_guard<std::mutex> lock(log.mu);
+  const int i = log.UserIndex(code);
+  return i >= 0 && log.user_class[i] == code;
+}
+
 std::string ErrorText(int code) {
+  if (code >= kUserErrorBase) {
+    // MPI_Add_error_string's text as it is ("" until one is set).
+    ErrorLog& log = Log();
+    std::lock_guard<std::mutex> lock(log.mu);
+    const int i = log.UserIndex(code);
+    return i < 0 ? "MPI_ERR_UNKNOWN: unknown error code" : log.user_text[i];
+  }
   const int c = ErrorClassOf(code);
   const char* generic = ClassText(c);
   std::string text = generic ? generic : "MPI_ERR_UNKNOWN: unknown error code";
@@ -98,6 +159,24 @@ std::string ErrorText(int code) {
     if (!m.empty()) text += ": " + m;
   }
   return text;
+}
+
+int AddUserError(int of_class) {
+  ErrorLog& log = Log();
+  std::lock_guard<std::mutex> lock(log.mu);
+  const int value = kUserErrorBase + static_cast<int>(log.user_class.size());
+  log.user_class.push_back(of_class < 0 ? value : of_class);
+  log.user_text.emplace_back();
+  return value;
+}
+
+bool SetUserErrorText(int code, const std::string& text) {
+  ErrorLog& log = Log();
+  std::lock_guard<std::mutex> lock(log.mu);
+  const int i = log.UserIndex(code);
+  if (i < 0) return false;
+  log.user_text[i] = text;
+  return true;
 }
 
 int RaiseError(const Comm* comm, int error_class, const char* fn,
@@ -133,12 +212,19 @@ int CallErrhandler(const Comm* comm, int code, const char* fn) {
       return code;
     }
   }
+  std::string text = ErrorText(code);
+  if (text.empty())  // a user code without MPI_Add_error_string
+    text = "error code " + std::to_string(code) + " of class " +
+           std::to_string(ErrorClassOf(code)) +
+           " (from MPI_Add_error_class/code, no string set)";
   std::fprintf(stderr, "rondo: MPI error on rank %d in %s: %s (aborting)\n",
-               st ? st->world_rank() : -1, fn, ErrorText(code).c_str());
+               st ? st->world_rank() : -1, fn, text.c_str());
   std::fflush(stderr);
   std::fflush(stdout);
   const int error_class = ErrorClassOf(code);
-  std::_Exit(error_class == 0 ? 1 : 16 + error_class);
+  std::_Exit(error_class <= 0 || error_class > MPI_ERR_LASTCODE
+                 ? 1
+                 : 16 + error_class);
 }
 
 // ---- State ----
@@ -326,6 +412,13 @@ int PMPI_Finalize(void) {
   if (st == nullptr)
     return RaiseError(nullptr, MPI_ERR_OTHER, "MPI_Finalize",
                       "MPI is not initialised");
+  // First, with MPI still whole (MPI_Finalized says false): the delete
+  // callbacks of MPI_COMM_SELF's attributes, as if it were freed, in the
+  // reverse order they were set (MPI-4 §11.2.4), then MPI_COMM_WORLD's, as
+  // Open MPI and MPICH do.
+  for (MPI_Comm h : {MPI_COMM_SELF, MPI_COMM_WORLD})
+    (void)rondo::nmad::mpi::DeleteAttributes(*st, *st->PredefinedComm(h),
+                                             /*raise=*/false, "MPI_Finalize");
   // Buffered sends are sent first, as if the buffer were detached.
   rondo::nmad::mpi::DrainBufferedSends(*st);
   // Operations still running must finish before the rails close: requests
@@ -347,11 +440,7 @@ int PMPI_Finalize(void) {
                    st->world_rank(), never_completed);
     for (uint32_t slot : st->detached)
       pending.push_back(st->requests.At(slot));
-    for (auto* r : pending) {
-      if (r->op) (void)r->op->Wait();
-      else if (r->kind != rondo::nmad::mpi::MpiRequest::Kind::kDone)
-        (void)st->core().Wait(r->req);
-    }
+    for (auto* r : pending) rondo::nmad::mpi::WaitUntilDone(*st, *r);
     for (uint32_t slot : st->detached) st->requests.Recycle(slot);
     st->detached.clear();
   }
@@ -450,7 +539,65 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
     return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_class",
                       "errorcode = " + std::to_string(errorcode) +
                           " is not an MPI error code (must be >= 0)");
+  if (errorcode >= rondo::nmad::mpi::kUserErrorBase &&
+      !rondo::nmad::mpi::IsErrorCode(errorcode))
+    return RaiseError(nullptr, MPI_ERR_ARG, "MPI_Error_class",
+                      "errorcode = " + std::to_string(errorcode) +
+                          " is not an MPI error code (neither MPI's nor one "
+                          "of MPI_Add_error_class/MPI_Add_error_code)");
   *errorclass = ErrorClassOf(errorcode);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Pcontrol(const int level, ...) {
+  RONDO_MPI_ENTER("MPI_Pcontrol");
+  (void)st;
+  (void)kFn;
+  (void)level;  // every level is accepted; Rondo has no profiling to steer
+  return MPI_SUCCESS;
+}
+
+// ---- User error classes, codes and strings (MPI-4 §9.5) ----
+int PMPI_Add_error_class(int* errorclass) {
+  RONDO_MPI_ENTER("MPI_Add_error_class");
+  if (errorclass == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "errorclass is NULL");
+  *errorclass = rondo::nmad::mpi::AddUserError(-1);
+  st->attr_lastusedcode = *errorclass;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  RONDO_MPI_ENTER("MPI_Add_error_code");
+  if (errorcode == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "errorcode is NULL");
+  if (!rondo::nmad::mpi::IsErrorClass(errorclass))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "errorclass = " + std::to_string(errorclass) +
+                          " is not an error class (an MPI_ERR_* class or "
+                          "one from MPI_Add_error_class)");
+  *errorcode = rondo::nmad::mpi::AddUserError(errorclass);
+  st->attr_lastusedcode = *errorcode;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_string(int errorcode, const char* string) {
+  RONDO_MPI_ENTER("MPI_Add_error_string");
+  (void)st;
+  if (string == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "string is NULL");
+  const size_t len = std::strlen(string);
+  if (len >= MPI_MAX_ERROR_STRING)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "string has " + std::to_string(len) +
+                          " characters (at most MPI_MAX_ERROR_STRING - 1 = " +
+                          std::to_string(MPI_MAX_ERROR_STRING - 1) + ")");
+  if (!rondo::nmad::mpi::SetUserErrorText(errorcode, string))
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
+                      "errorcode = " + std::to_string(errorcode) +
+                          " is not a class or code of MPI_Add_error_class/"
+                          "MPI_Add_error_code (the texts of MPI's own "
+                          "cannot be changed)");
   return MPI_SUCCESS;
 }
 
@@ -488,3 +635,7 @@ extern "C" __attribute__((weak)) const char* __tsan_default_suppressions() {
 #pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
 #pragma weak MPI_Error_string = PMPI_Error_string
 #pragma weak MPI_Error_class = PMPI_Error_class
+#pragma weak MPI_Pcontrol = PMPI_Pcontrol
+#pragma weak MPI_Add_error_class = PMPI_Add_error_class
+#pragma weak MPI_Add_error_code = PMPI_Add_error_code
+#pragma weak MPI_Add_error_string = PMPI_Add_error_string

@@ -1,6 +1,7 @@
-// MadMPI datatype, reduction-operation, info and memory calls, and the
-// one-sided link stubs. Type maps and pack/unpack live in datatype.h, the
-// reductions in op.h; this file maps handles to them.
+// MadMPI datatype, reduction-operation and memory calls, and the
+// one-sided link stubs (info objects: info.cc). Type maps and pack/unpack
+// live in datatype.h, the reductions in op.h; this file maps handles to
+// them.
 #include <mpi.h>
 
 #include <algorithm>
@@ -92,6 +93,32 @@ int PMPI_Type_create_indexed_block(int count, int blocklength,
   RONDO_OLD_TYPE(oldtype, "oldtype");
   if (!OutArg(newtype, "newtype", kFn, &err)) return err;
   return AddType(*st, IndexedBlock(count, blocklength, displacements, *old),
+                 newtype, kFn);
+}
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[],
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_hindexed_block");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st,
+                 HindexedBlock(count, blocklength, array_of_displacements,
+                               *old),
+                 newtype, kFn);
+}
+
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                              const int array_of_subsizes[],
+                              const int array_of_starts[], int order,
+                              MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  RONDO_MPI_ENTER("MPI_Type_create_subarray");
+  RONDO_OLD_TYPE(oldtype, "oldtype");
+  if (!OutArg(newtype, "newtype", kFn, &err)) return err;
+  return AddType(*st,
+                 Subarray(ndims, array_of_sizes, array_of_subsizes,
+                          array_of_starts, order, *old),
                  newtype, kFn);
 }
 
@@ -481,63 +508,6 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
   return MPI_SUCCESS;
 }
 
-// ---- info ----
-int PMPI_Info_create(MPI_Info* info) {
-  RONDO_MPI_ENTER("MPI_Info_create");
-  if (info == nullptr) return RaiseError(nullptr, MPI_ERR_ARG, kFn, "info is NULL");
-  *info = st->infos.Add(std::make_shared<Info>());
-  return MPI_SUCCESS;
-}
-
-int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
-  RONDO_MPI_ENTER("MPI_Info_set");
-  auto i = info == MPI_INFO_NULL ? nullptr : st->infos.Get(info);
-  if (!i)
-    return RaiseError(nullptr, MPI_ERR_INFO, kFn,
-                      "info = " + std::to_string(info) + " is not valid");
-  if (key == nullptr || std::strlen(key) == 0 ||
-      std::strlen(key) > MPI_MAX_INFO_KEY)
-    return RaiseError(nullptr, MPI_ERR_INFO_KEY, kFn,
-                      "key must be 1.." + std::to_string(MPI_MAX_INFO_KEY) +
-                          " characters");
-  if (value == nullptr || std::strlen(value) > MPI_MAX_INFO_VAL)
-    return RaiseError(nullptr, MPI_ERR_INFO_VALUE, kFn,
-                      "value must be at most " +
-                          std::to_string(MPI_MAX_INFO_VAL) + " characters");
-  std::lock_guard<std::mutex> lock(st->detached_mu);
-  (*i)[key] = value;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
-                 int* flag) {
-  RONDO_MPI_ENTER("MPI_Info_get");
-  auto i = info == MPI_INFO_NULL ? nullptr : st->infos.Get(info);
-  if (!i)
-    return RaiseError(nullptr, MPI_ERR_INFO, kFn,
-                      "info = " + std::to_string(info) + " is not valid");
-  if (key == nullptr || value == nullptr || flag == nullptr || valuelen < 0)
-    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
-                      "key, value and flag must not be NULL, valuelen >= 0");
-  std::lock_guard<std::mutex> lock(st->detached_mu);
-  auto it = i->find(key);
-  *flag = it != i->end();
-  if (*flag) {
-    const size_t n = std::min<size_t>(it->second.size(), valuelen);
-    std::memcpy(value, it->second.data(), n);
-    value[n] = 0;
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Info_free(MPI_Info* info) {
-  RONDO_MPI_ENTER("MPI_Info_free");
-  if (info == nullptr || !st->infos.Remove(*info))
-    return RaiseError(nullptr, MPI_ERR_INFO, kFn, "info is not valid");
-  *info = MPI_INFO_NULL;
-  return MPI_SUCCESS;
-}
-
 // ---- memory ----
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info, void* baseptr) {
   RONDO_MPI_ENTER("MPI_Alloc_mem");
@@ -600,6 +570,8 @@ int PMPI_Win_free(MPI_Win* win) {
 #pragma weak MPI_Type_indexed = PMPI_Type_indexed
 #pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
 #pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
 #pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
 #pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
 #pragma weak MPI_Type_dup = PMPI_Type_dup
@@ -625,10 +597,6 @@ int PMPI_Win_free(MPI_Win* win) {
 #pragma weak MPI_Op_free = PMPI_Op_free
 #pragma weak MPI_Op_commutative = PMPI_Op_commutative
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
-#pragma weak MPI_Info_create = PMPI_Info_create
-#pragma weak MPI_Info_set = PMPI_Info_set
-#pragma weak MPI_Info_get = PMPI_Info_get
-#pragma weak MPI_Info_free = PMPI_Info_free
 #pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
 #pragma weak MPI_Free_mem = PMPI_Free_mem
 #pragma weak MPI_Win_create = PMPI_Win_create

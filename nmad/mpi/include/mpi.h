@@ -16,9 +16,9 @@
  * last error of that class (naming the offending argument).
  *
  * Not implemented (documented in docs/mpi.md): intercommunicators
- * (MPI_Intercomm_*), dynamic processes, MPI-IO, Fortran bindings, the PMPI
- * profiling interface, and one-sided communication (the window calls link
- * and return MPI_ERR_UNSUPPORTED_OPERATION). */
+ * (MPI_Intercomm_*), dynamic processes, MPI-IO, Fortran bindings (the
+ * handle conversion functions are there), and one-sided communication (the
+ * window calls link and return MPI_ERR_UNSUPPORTED_OPERATION). */
 #ifndef RONDO_MPI_H_
 #define RONDO_MPI_H_
 
@@ -194,7 +194,13 @@ typedef struct MPI_Status {
 #define MPI_COMBINER_INDEXED_BLOCK 8
 #define MPI_COMBINER_HINDEXED_BLOCK 9
 #define MPI_COMBINER_STRUCT 10
+#define MPI_COMBINER_SUBARRAY 11
+#define MPI_COMBINER_DARRAY 12 /* (MPI_Type_create_darray is not there) */
 #define MPI_COMBINER_RESIZED 17
+
+/* array storage orders (MPI_Type_create_subarray) */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
 
 /* ---- Error classes ---- */
 #define MPI_SUCCESS 0
@@ -244,6 +250,27 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
                                MPI_Datatype* datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code,
                                           ...);
+/* Attribute callbacks (MPI_Comm_create_keyval). */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval,
+                                        void* extra_state,
+                                        void* attribute_val_in,
+                                        void* attribute_val_out, int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval,
+                                          void* attribute_val,
+                                          void* extra_state);
+/* The predefined callbacks: NULL_COPY does not copy (flag = 0), DUP copies
+ * the value (flag = 1), NULL_DELETE does nothing; all return MPI_SUCCESS. */
+int rondo_mpi_comm_null_copy_fn(MPI_Comm oldcomm, int comm_keyval,
+                                void* extra_state, void* attribute_val_in,
+                                void* attribute_val_out, int* flag);
+int rondo_mpi_comm_dup_fn(MPI_Comm oldcomm, int comm_keyval,
+                          void* extra_state, void* attribute_val_in,
+                          void* attribute_val_out, int* flag);
+int rondo_mpi_comm_null_delete_fn(MPI_Comm comm, int comm_keyval,
+                                  void* attribute_val, void* extra_state);
+#define MPI_COMM_NULL_COPY_FN rondo_mpi_comm_null_copy_fn
+#define MPI_COMM_DUP_FN rondo_mpi_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN rondo_mpi_comm_null_delete_fn
 
 /* ---- Environment ---- */
 int MPI_Init(int* argc, char*** argv);
@@ -259,6 +286,9 @@ int MPI_Get_version(int* version, int* subversion);
 int MPI_Get_library_version(char* version, int* resultlen);
 int MPI_Query_thread(int* provided);
 int MPI_Is_thread_main(int* flag);
+/* Profiling control (MPI-4 §15.2.4): accepted at any level, does nothing
+ * (Rondo has no profiling of its own; a PMPI tool may define it). */
+int MPI_Pcontrol(const int level, ...);
 
 /* ---- Errors ---- */
 int MPI_Error_string(int errorcode, char* string, int* resultlen);
@@ -269,6 +299,12 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                MPI_Errhandler* errhandler);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int MPI_Errhandler_free(MPI_Errhandler* errhandler);
+/* User error classes and codes (MPI-4 §9.5): values above
+ * MPI_ERR_LASTCODE, known to MPI_Error_class and MPI_Error_string; the
+ * MPI_LASTUSEDCODE attribute of MPI_COMM_WORLD is the largest one. */
+int MPI_Add_error_class(int* errorclass);
+int MPI_Add_error_code(int errorclass, int* errorcode);
+int MPI_Add_error_string(int errorcode, const char* string);
 
 /* ---- Point-to-point ---- */
 int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
@@ -301,6 +337,16 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                          int dest, int sendtag, int source, int recvtag,
                          MPI_Comm comm, MPI_Status* status);
+/* MPI-4: one request for a send and a receive; it completes when both have
+ * (its status is the receive's). The replace form sends a copy of buf
+ * made by the call. MPI_Cancel does not cancel them. */
+int MPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  int dest, int sendtag, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request* request);
+int MPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                          int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Request* request);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
                MPI_Status* status);
@@ -626,6 +672,17 @@ int MPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
 int MPI_Comm_rank(MPI_Comm comm, int* rank);
 int MPI_Comm_size(MPI_Comm comm, int* size);
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+/* The new communicator is made at once: the request is complete. */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                            MPI_Request* request);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
+/* Hints are kept, not interpreted: MPI_Comm_get_info gives back the ones
+ * set (MPI_Comm_set_info adds to them; MPI_Comm_dup copies them). */
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
+/* No dynamic processes: always MPI_COMM_NULL. */
+int MPI_Comm_get_parent(MPI_Comm* parent);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
                         MPI_Info info, MPI_Comm* newcomm);
@@ -641,6 +698,16 @@ int MPI_Comm_test_inter(MPI_Comm comm, int* flag);
 int MPI_Comm_remote_size(MPI_Comm comm, int* size);
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
                       int* flag);
+/* Attributes with user keys: MPI_Comm_dup runs the copy callbacks,
+ * MPI_Comm_free, MPI_Comm_delete_attr and a new value for a key the delete
+ * callback; MPI_Finalize deletes MPI_COMM_SELF's attributes, then
+ * MPI_COMM_WORLD's, each in the reverse order they were set. */
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
+                           MPI_Comm_delete_attr_function* comm_delete_attr_fn,
+                           int* comm_keyval, void* extra_state);
+int MPI_Comm_free_keyval(int* comm_keyval);
+int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val);
+int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 int MPI_Group_size(MPI_Group group, int* size);
 int MPI_Group_rank(MPI_Group group, int* rank);
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
@@ -648,6 +715,15 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[],
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[],
                    MPI_Group* newgroup);
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group* newgroup);
+int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+                         MPI_Group* newgroup);
+/* Order (MPI-4 §7.3.2): union is group1 then the rest of group2 in
+ * group2's order; intersection and difference keep group1's order. */
+int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int MPI_Group_intersection(MPI_Group group1, MPI_Group group2,
+                           MPI_Group* newgroup);
+int MPI_Group_difference(MPI_Group group1, MPI_Group group2,
                          MPI_Group* newgroup);
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
                               MPI_Group group2, int ranks2[]);
@@ -708,6 +784,14 @@ int MPI_Type_create_indexed_block(int count, int blocklength,
                                   const int displacements[],
                                   MPI_Datatype oldtype,
                                   MPI_Datatype* newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype,
+                                   MPI_Datatype* newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                             const int array_of_subsizes[],
+                             const int array_of_starts[], int order,
+                             MPI_Datatype oldtype, MPI_Datatype* newtype);
 int MPI_Type_create_struct(int count, const int blocklengths[],
                            const MPI_Aint displacements[],
                            const MPI_Datatype types[],
@@ -753,12 +837,42 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op);
 int MPI_Op_free(MPI_Op* op);
 int MPI_Op_commutative(MPI_Op op, int* commute);
 
-/* ---- Info (kept, not interpreted) ---- */
+/* ---- Info (kept, not interpreted; keys in the order they were set) ---- */
 int MPI_Info_create(MPI_Info* info);
 int MPI_Info_set(MPI_Info info, const char* key, const char* value);
 int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
                  int* flag);
 int MPI_Info_free(MPI_Info* info);
+int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
+int MPI_Info_delete(MPI_Info info, const char* key);
+int MPI_Info_get_nkeys(MPI_Info info, int* nkeys);
+/* Keys are numbered in the order they were first set. */
+int MPI_Info_get_nthkey(MPI_Info info, int n, char* key);
+int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen,
+                          int* flag);
+/* MPI-4: *buflen in: the room at value (terminator included); out: the
+ * room the whole value needs. A longer value is cut to *buflen - 1. */
+int MPI_Info_get_string(MPI_Info info, const char* key, int* buflen,
+                        char* value, int* flag);
+
+/* ---- Handle conversion (for Fortran bindings and layers such as
+ * mpi4py). Handles are ints, so c2f is the identity; f2c gives the handle
+ * back when it names a live object of that kind and the kind's null
+ * handle otherwise (no error is raised, as MPI-4 §19.3.4 asks). ---- */
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
 
 /* ---- One-sided: link stubs (MPI_ERR_UNSUPPORTED_OPERATION) ---- */
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
@@ -822,6 +936,7 @@ int PMPI_Get_version(int* version, int* subversion);
 int PMPI_Get_library_version(char* version, int* resultlen);
 int PMPI_Query_thread(int* provided);
 int PMPI_Is_thread_main(int* flag);
+int PMPI_Pcontrol(const int level, ...);
 int PMPI_Error_string(int errorcode, char* string, int* resultlen);
 int PMPI_Error_class(int errorcode, int* errorclass);
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
@@ -830,6 +945,9 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler);
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler);
+int PMPI_Add_error_class(int* errorclass);
+int PMPI_Add_error_code(int errorclass, int* errorcode);
+int PMPI_Add_error_string(int errorcode, const char* string);
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm);
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
@@ -859,6 +977,13 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                           int dest, int sendtag, int source, int recvtag,
                           MPI_Comm comm, MPI_Status* status);
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int dest, int sendtag, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request);
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                           int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request* request);
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
                 MPI_Status* status);
@@ -1158,6 +1283,13 @@ int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
 int PMPI_Comm_rank(MPI_Comm comm, int* rank);
 int PMPI_Comm_size(MPI_Comm comm, int* size);
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm);
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                             MPI_Request* request);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm);
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used);
+int PMPI_Comm_get_parent(MPI_Comm* parent);
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm);
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key,
                          MPI_Info info, MPI_Comm* newcomm);
@@ -1173,6 +1305,12 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int* flag);
 int PMPI_Comm_remote_size(MPI_Comm comm, int* size);
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val,
                        int* flag);
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function* comm_delete_attr_fn,
+                            int* comm_keyval, void* extra_state);
+int PMPI_Comm_free_keyval(int* comm_keyval);
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val);
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 int PMPI_Group_size(MPI_Group group, int* size);
 int PMPI_Group_rank(MPI_Group group, int* rank);
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
@@ -1180,6 +1318,13 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[],
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[],
                     MPI_Group* newgroup);
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3],
+                          MPI_Group* newgroup);
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3],
+                          MPI_Group* newgroup);
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup);
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2,
+                            MPI_Group* newgroup);
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2,
                           MPI_Group* newgroup);
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[],
                                MPI_Group group2, int ranks2[]);
@@ -1236,6 +1381,14 @@ int PMPI_Type_create_indexed_block(int count, int blocklength,
                                    const int displacements[],
                                    MPI_Datatype oldtype,
                                    MPI_Datatype* newtype);
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[],
+                                    MPI_Datatype oldtype,
+                                    MPI_Datatype* newtype);
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+                              const int array_of_subsizes[],
+                              const int array_of_starts[], int order,
+                              MPI_Datatype oldtype, MPI_Datatype* newtype);
 int PMPI_Type_create_struct(int count, const int blocklengths[],
                             const MPI_Aint displacements[],
                             const MPI_Datatype types[],
@@ -1283,6 +1436,28 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value);
 int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value,
                   int* flag);
 int PMPI_Info_free(MPI_Info* info);
+int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo);
+int PMPI_Info_delete(MPI_Info info, const char* key);
+int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys);
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key);
+int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen,
+                           int* flag);
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen,
+                         char* value, int* flag);
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint PMPI_Group_c2f(MPI_Group group);
+MPI_Group PMPI_Group_f2c(MPI_Fint group);
+MPI_Fint PMPI_Request_c2f(MPI_Request request);
+MPI_Request PMPI_Request_f2c(MPI_Fint request);
+MPI_Fint PMPI_Op_c2f(MPI_Op op);
+MPI_Op PMPI_Op_f2c(MPI_Fint op);
+MPI_Fint PMPI_Info_c2f(MPI_Info info);
+MPI_Info PMPI_Info_f2c(MPI_Fint info);
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
                     MPI_Comm comm, MPI_Win* win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,

@@ -78,6 +78,12 @@ bool CheckTag(int tag, bool any_ok, const Comm& comm, const char* fn,
 std::shared_ptr<const Op> CheckOpArg(State& st, MPI_Op h, const Datatype& type,
                                   const Comm* comm, const char* fn, int* err);
 
+// The info object behind `h`, or null with *err set (MPI_ERR_INFO; also
+// for MPI_INFO_NULL, where the caller has not already allowed it).
+std::shared_ptr<Info> CheckInfo(State& st, MPI_Info h, const Comm* comm,
+                                const char* fn, int* err,
+                                const char* arg = "info");
+
 std::string TypeLabel(MPI_Datatype h);
 
 }  // namespace rondo::nmad::mpi

@@ -20,6 +20,8 @@ int ProgressPass(State& st, bool engine_too);
 // Completes a done request once: unpacks, fills r.status and r.error
 // (raising the error through the communicator's handler). Idempotent.
 int Finish(State& st, MpiRequest& r, const char* fn);
+// Progresses until the operation behind `r` is done (any kind).
+void WaitUntilDone(State& st, MpiRequest& r);
 // Progresses until `r` is done, finishes it and copies its status.
 int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn);
 // For a receive that must be abandoned (an error after posting it).

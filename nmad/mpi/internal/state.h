@@ -23,6 +23,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "engine/engine.h"
@@ -86,6 +88,55 @@ struct ScheduleKeyHash {
   }
 };
 
+// An info object (MPI_Info_*): key/value pairs in the order the keys were
+// first set, which is how MPI_Info_get_nthkey numbers them (as Open MPI and
+// MPICH do); setting a key again changes its value in place. Guarded by
+// State::detached_mu wherever it is shared (the info table, Comm::info).
+struct Info {
+  std::vector<std::pair<std::string, std::string>> entries;
+  const std::string* Find(const std::string& key) const {
+    for (const auto& [k, v] : entries)
+      if (k == key) return &v;
+    return nullptr;
+  }
+  void Set(const std::string& key, const std::string& value) {
+    for (auto& [k, v] : entries)
+      if (k == key) {
+        v = value;
+        return;
+      }
+    entries.emplace_back(key, value);
+  }
+  bool Erase(const std::string& key) {
+    for (auto it = entries.begin(); it != entries.end(); ++it)
+      if (it->first == key) {
+        entries.erase(it);
+        return true;
+      }
+    return false;
+  }
+};
+
+// A user attribute key (MPI_Comm_create_keyval). It stays in State::keyvals
+// after MPI_Comm_free_keyval while attributes still use it (as in Open MPI
+// and MPICH: their delete callbacks still run, and their values are still
+// readable), and leaves the table with the last of them. `freed` and
+// `uses` are guarded by State::attr_mu.
+struct Keyval {
+  int handle = 0;
+  MPI_Comm_copy_attr_function* copy_fn = nullptr;
+  MPI_Comm_delete_attr_function* delete_fn = nullptr;
+  void* extra_state = nullptr;
+  bool freed = false;
+  int uses = 0;
+};
+
+// An attribute of a communicator: a user key and its value.
+struct Attribute {
+  std::shared_ptr<Keyval> key;
+  void* value = nullptr;
+};
+
 // A rank's neighbours in its communicator's process topology, in the order
 // of MPI_Cart_shift (per dimension the -1 then the +1 neighbour),
 // MPI_Graph_neighbors or MPI_Dist_graph_neighbors, with MPI_PROC_NULL kept
@@ -128,6 +179,13 @@ struct Comm {
   bool weighted = false;
   std::vector<int> graph_index, graph_edges;  // graph (MPI_Graph_create)
   Neighborhood neighbors;  // filled with the topology (topo.cc)
+  // Attributes with user keys, in the order they were set (setting a key
+  // again moves it to the end): deletions run in reverse (attr.cc). Guarded
+  // by State::attr_mu; callbacks run without it.
+  std::vector<Attribute> attrs;
+  // MPI_Comm_set_info hints (kept, not interpreted); guarded by
+  // State::detached_mu.
+  Info info;
 };
 using CommPtr = std::shared_ptr<Comm>;
 
@@ -195,7 +253,7 @@ struct PersistentOp {
 // Point-to-point requests come from State::requests (a pool: no allocation
 // once warm); a collective's is made by its call and adopted by the table.
 struct MpiRequest {
-  enum class Kind { kSend, kRecv, kColl, kDone } kind = Kind::kDone;
+  enum class Kind { kSend, kRecv, kColl, kDone, kSendrecv } kind = Kind::kDone;
   Request req;                          // point-to-point
   std::unique_ptr<coll::Operation> op;  // collectives
   CommRef comm;
@@ -218,6 +276,10 @@ struct MpiRequest {
   bool cancel_requested = false;
   const char* fn = "";  // the MPI function that started it
   std::unique_ptr<PersistentOp> persistent;  // null: an ordinary request
+  // kSendrecv (MPI_Isendrecv, MPI_Isendrecv_replace): the send (0) and the
+  // receive (1), each an ordinary request of its own; the request is done
+  // when both are, and its status is the receive's.
+  std::unique_ptr<std::array<MpiRequest, 2>> halves;
 
   // A persistent request between a completion and its next MPI_Start.
   bool inactive() const noexcept {
@@ -250,6 +312,7 @@ struct MpiRequest {
     cancel_requested = false;
     fn = "";
     if (persistent) persistent.reset();
+    if (halves) halves.reset();
   }
   static constexpr size_t kKeptStagingBytes = 64 * 1024;
 };
@@ -318,7 +381,6 @@ struct UserErrhandler {
   MPI_Comm_errhandler_function* fn = nullptr;
   std::atomic<int> refs{1};
 };
-using Info = std::map<std::string, std::string>;
 
 class State {
  public:
@@ -347,6 +409,12 @@ class State {
   RequestTable requests;
   HandleTable<UserErrhandler> errhandlers{3};
   HandleTable<Info> infos{1};
+  // User attribute keys (after the predefined MPI_TAG_UB ..
+  // MPI_LASTUSEDCODE), and the lock of every Comm::attrs and of the keys'
+  // use counts (attr.cc). Never held while a callback runs.
+  static constexpr int kFirstUserKeyval = 16;
+  HandleTable<Keyval> keyvals{kFirstUserKeyval};
+  std::mutex attr_mu;
 
   // User datatypes that MPI_Type_commit committed.
   bool IsCommitted(MPI_Datatype h) const {
@@ -440,9 +508,21 @@ int RaiseError(const Comm* comm, int error_class, const char* fn,
                const std::string& message);
 // Runs `comm`'s error handler on an existing error code.
 int CallErrhandler(const Comm* comm, int code, const char* fn);
-// The code's message, or the class's generic text.
+// The code's message, or the class's generic text; a user code's
+// MPI_Add_error_string text ("" until set).
 std::string ErrorText(int code);
 int ErrorClassOf(int code);
+// `code` is an error code MPI_Error_class knows: MPI_SUCCESS, a predefined
+// class, a code Rondo raised, or one of MPI_Add_error_class/code.
+bool IsErrorCode(int code);
+// `code` is an error class other than MPI_SUCCESS: a predefined one or one
+// of MPI_Add_error_class.
+bool IsErrorClass(int code);
+// MPI_Add_error_class (`of_class` < 0) and MPI_Add_error_code (of that
+// class, which the caller checked): the new value, the largest so far.
+int AddUserError(int of_class);
+// MPI_Add_error_string: false when `code` is not a user class or code.
+bool SetUserErrorText(int code, const std::string& text);
 
 }  // namespace rondo::nmad::mpi
 
