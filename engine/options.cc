@@ -192,8 +192,9 @@ constexpr std::string_view kUpperLayerVariables[] = {
     // The compiler wrappers (tools/rondo-mpi-wrapper.in): users export
     // them, and every program built then inherits them.
     "RONDO_MPICC_CC", "RONDO_MPICXX_CXX",
-    // rondo-run's own setting (drivers/bootstrap/rondo_run.cc).
-    "RONDO_RUN_RANK_WRAPPER",
+    // rondo-run's own setting (drivers/bootstrap/rondo_run.cc), and what it
+    // tells wrapped ranks (nmad/node.h: find the node by host keys).
+    "RONDO_RUN_RANK_WRAPPER", "RONDO_RUN_DISCOVER_NODES",
 };
 
 std::vector<std::string_view> KnownRondoVariables() {

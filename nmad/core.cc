@@ -1338,7 +1338,9 @@ Result<std::unique_ptr<Core>> Core::Create(
                               engine.quiet_thread() != nullptr
                                   ? engine.quiet_thread()->core()
                                   : engine.CurrentCore());
-  if (c.bootstrap->local_size() > engine.topology().NumCores() ||
+  // The engine's view of the node (nmad/node.h), not the bootstrap's: under
+  // rondo-run with a rank wrapper only the engine's is the host's.
+  if (engine.options().local_size > engine.topology().NumCores() ||
       engine.oversubscribed())
     c.idle_before_yield = 1;
   const topology::CpuSet& cpus = c.task_cpus;

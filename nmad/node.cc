@@ -1,5 +1,7 @@
 #include "nmad/node.h"
 
+#include <algorithm>
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -117,9 +119,15 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
   // only, would leave the others waiting in the Fence). So it depends on
   // the launcher alone: rondo-run describes the node itself
   // (RONDO_NODE_CPUS), PMIx launchers do not.
-  if (boot.name() != "pmix" || boot.size() == 1) return o;
+  // rondo-run with a rank wrapper (each rank possibly on another, emulated
+  // host) asks every rank to find its node the same way: the records then
+  // carry the rank, and the local ranks follow from the host keys.
+  const bool discover = boot.name() == "rondo-run" && !env_local &&
+                        InEnvironment("RONDO_RUN_DISCOVER_NODES");
+  if ((boot.name() != "pmix" && !discover) || boot.size() == 1) return o;
   const std::vector<topology::CpuSet> given = o.node_cpus;
-  NodeRecord self{NodeKey(), o.local_rank, OwnCpus()};
+  NodeRecord self{NodeKey(), discover ? boot.rank() : o.local_rank,
+                  OwnCpus()};
   const std::string text = EncodeNodeRecord(self);
   const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
   if (engine::Status s = boot.Put(kKey, {bytes, text.size()});
@@ -140,6 +148,16 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
     const auto& b = v.value();
     records[r] = DecodeNodeRecord(
         std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+  }
+  if (discover) {
+    // This host's ranks, in rank order, are its local ranks.
+    int local_size = 0;
+    for (int r = 0; r < boot.size(); ++r) {
+      if (!records[r] || records[r]->host != self.host) continue;
+      if (r == boot.rank()) o.local_rank = local_size;
+      records[r]->local_rank = local_size++;
+    }
+    o.local_size = std::max(local_size, 1);
   }
   o.node_cpus = NodeCpusOf(records, self.host, o.local_size);
   if (!given.empty()) o.node_cpus = given;  // the user's word wins

@@ -4,7 +4,11 @@
 // PlaceNodeAuto: progress threads only on cores no application uses).
 //
 // Sources, first found wins: the environment (RONDO_LOCAL_RANK/SIZE and
-// RONDO_NODE_CPUS, which rondo-run sets); else the bootstrap's local rank
+// RONDO_NODE_CPUS, which rondo-run sets when it starts the ranks itself;
+// with a rank wrapper, which may put each rank on another emulated host, it
+// sets RONDO_RUN_DISCOVER_NODES instead and every rank takes part in the
+// exchange below, its local rank following from the host keys in rank
+// order); else the bootstrap's local rank
 // and size (PMIx under mpirun or srun) and, under PMIx with several ranks
 // (whatever the environment says, so that every rank takes part), one
 // exchange: every rank publishes "host|local rank|CPU list"

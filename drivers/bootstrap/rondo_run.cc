@@ -26,7 +26,10 @@
 //    (ip netns exec, env, nice, taskset do), so that the rank's pid, exit
 //    status and signals stay the ones rondo-run watches; the rank reaches
 //    the launcher through the socket's path, which a network namespace
-//    does not hide.
+//    does not hide. Wrapped ranks may be on different hosts, so rondo-run
+//    does not describe their node (RONDO_LOCAL_*, RONDO_NODE_CPUS): it sets
+//    RONDO_RUN_DISCOVER_NODES=1 and the ranks learn their nodes from each
+//    other's host keys (nmad/node.h), as under PMIx;
 //
 // Global state: none. Signals are blocked and read from a signalfd in the
 // loop, so there is no signal handler (and no self-pipe) at all.
@@ -332,6 +335,7 @@ void Launcher::SpawnAll() {
     for (std::string_view name :
          {"RONDO_RUN_SOCKET=", "RONDO_RUN_KEY=", "RONDO_RANK=", "RONDO_SIZE=",
           "RONDO_LOCAL_RANK=", "RONDO_LOCAL_SIZE=", "RONDO_NODE_CPUS=",
+          "RONDO_RUN_DISCOVER_NODES=",
           // The launcher's own setting; a rank's engine would warn about it.
           "RONDO_RUN_RANK_WRAPPER="})
       ours = ours || v.starts_with(name);
@@ -371,9 +375,15 @@ void Launcher::SpawnAll() {
     env.push_back("RONDO_RUN_KEY=" + key_hex_);
     env.push_back("RONDO_RANK=" + std::to_string(r));
     env.push_back("RONDO_SIZE=" + std::to_string(n));
-    env.push_back("RONDO_LOCAL_RANK=" + std::to_string(r));
-    env.push_back("RONDO_LOCAL_SIZE=" + std::to_string(n));
-    if (!node_cpus.empty()) env.push_back("RONDO_NODE_CPUS=" + node_cpus);
+    if (options_.rank_wrapper.empty()) {
+      env.push_back("RONDO_LOCAL_RANK=" + std::to_string(r));
+      env.push_back("RONDO_LOCAL_SIZE=" + std::to_string(n));
+      if (!node_cpus.empty()) env.push_back("RONDO_NODE_CPUS=" + node_cpus);
+    } else {
+      // A wrapper may start each rank on another (emulated) host: the
+      // ranks find their nodes by exchanging host keys (nmad/node.h).
+      env.push_back("RONDO_RUN_DISCOVER_NODES=1");
+    }
     std::vector<char*> envp;
     for (std::string& s : env) envp.push_back(s.data());
     envp.push_back(nullptr);
