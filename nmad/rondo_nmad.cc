@@ -18,6 +18,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -120,6 +121,10 @@ TaskResult RunCallbacks(void* arg) noexcept {
     CRequest* r = ordered;
     ordered = r->next;
     r->next = nullptr;
+    // OnComplete ran inside Request::Complete, which marks the request done
+    // right after it returns (on the completing thread, maybe another one):
+    // wait for that store before the request may start again.
+    while (!r->req.done()) std::this_thread::yield();
     rondo_nmad_callback fn = r->fn;
     void* fn_arg = r->arg;
     const int status = r->status;
