@@ -43,9 +43,10 @@
  *
  *   starpu_cholesky [--n N] [--tile b] [--grid PxQ] [--modes naive,dynamic]
  *                   [--reps R] [--warmup W] [--backend rondo|none]
- *                   [--no-check] [--out FILE] [--quiet]
+ *                   [--no-check] [--out FILE] [--quiet] [--fail-rank R]
  * --backend none runs StarPU alone (one rank only: no communication), the
- * reference of the hook's overhead. Output: rank 0 writes one JSON line per
+ * reference of the hook's overhead; --fail-rank R makes rank R abort in its
+ * first GEMM (the launcher must end the job naming it). Output: rank 0 writes one JSON line per
  * mode to --out (default stdout): {"type": "case", "mode", "n", "tile",
  * "tiles", "ranks", "grid", "workers", "backend", "samples_ns": [...],
  * "wait_ns": [...], "gflops": [...], "residual", "tasks", "broadcasts",
@@ -59,12 +60,23 @@
 #include <math.h>
 #include <sched.h>
 #include <starpu.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+/* StarPU 1.3.10 keeps about 1 KiB allocated in starpu_init by a module it
+ * unloads again (LeakSanitizer cannot name it, so no suppression matches
+ * it): its allocations are not leak-checked; Rondo's are. */
+#define STARPU_CALL_UNCHECKED(call) \
+  (__lsan_disable(), __extension__({ int r_ = (call); __lsan_enable(); r_; }))
+#else
+#define STARPU_CALL_UNCHECKED(call) (call)
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/rondo_engine.h"
 #include "nmad/rondo_nmad.h"
@@ -74,10 +86,11 @@
 
 static struct {
   int n, b, p, q, reps, warmup, check, quiet, backend_rondo;
+  int fail_rank; /* -1, or the rank that dies in its first GEMM (tests) */
   char modes[64];
   const char* out;
 } opt = {.n = 2048, .b = 256, .reps = 2, .warmup = 1, .check = 1,
-         .backend_rondo = 1, .modes = "naive,dynamic"};
+         .backend_rondo = 1, .fail_rank = -1, .modes = "naive,dynamic"};
 
 static int me, nranks, T;
 
@@ -88,6 +101,15 @@ static int64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* A failure in the middle of a run (a peer died, no memory): StarPU's and
+ * Rondo's threads are running, so leave without exit handlers, as
+ * MPI_Abort does; rondo-run reports the status. */
+static void die(void) {
+  fflush(stdout);
+  fflush(stderr);
+  _exit(1);
 }
 
 static void die_usage(const char* fmt, const char* what) {
@@ -175,6 +197,12 @@ static void syrk_cpu(void* buffers[], void* cl_arg) {
 }
 static void gemm_cpu(void* buffers[], void* cl_arg) {
   (void)cl_arg;
+  if (opt.fail_rank == me) {
+    /* --fail-rank: this rank dies in the middle of the factorization. */
+    fprintf(stderr, "starpu_cholesky: rank %d dies now (--fail-rank)\n", me);
+    fflush(stderr);
+    abort();
+  }
   const int64_t t0 = now_ns();
   const double* x = (const double*)STARPU_MATRIX_GET_PTR(buffers[0]);
   const double* y = (const double*)STARPU_MATRIX_GET_PTR(buffers[1]);
@@ -240,7 +268,7 @@ static double* tile_buffer(int i, int j) {
   double* t = NULL;
   if (posix_memalign((void**)&t, 64, sizeof(double) * opt.b * opt.b) != 0) {
     fprintf(stderr, "starpu_cholesky: out of memory\n");
-    exit(1);
+    die();
   }
   return t;
 }
@@ -311,7 +339,7 @@ static void submit(struct starpu_codelet* cl, int prio, starpu_data_handle_t a,
   t->priority = starpu_prio(prio);
   if (starpu_task_submit(t) != 0) {
     fprintf(stderr, "starpu_cholesky: starpu_task_submit failed\n");
-    exit(1);
+    die();
   }
   ++tasks_submitted;
 }
@@ -355,13 +383,13 @@ static void gather_doubles(const double* mine, int count, double* all) {
           rondo_nmad_wait(&q) != RONDO_OK) {
         fprintf(stderr, "starpu_cholesky: gather from rank %d failed: %s\n",
                 r, rondo_nmad_failure_text(r));
-        exit(1);
+        die();
       }
   } else if (rondo_nmad_isend(session, 0, 1, mine, sizeof(double) * count, 0,
                               &q) != RONDO_OK ||
              rondo_nmad_wait(&q) != RONDO_OK) {
     fprintf(stderr, "starpu_cholesky: gather to rank 0 failed\n");
-    exit(1);
+    die();
   }
 }
 
@@ -373,7 +401,7 @@ static double residual(void) {
     L = calloc((size_t)N * N, sizeof(double));
     if (L == NULL) {
       fprintf(stderr, "starpu_cholesky: no memory for the residual\n");
-      exit(1);
+      die();
     }
   }
   double* buf = tile_buffer(0, 0);
@@ -395,7 +423,7 @@ static double residual(void) {
             rondo_nmad_wait(&q) != RONDO_OK) {
           fprintf(stderr, "starpu_cholesky: residual: tile from rank %d "
                   "lost\n", o);
-          exit(1);
+          die();
         }
         t = buf;
       }
@@ -461,6 +489,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--warmup") && v) opt.warmup = parse_int(argv[++i], "--warmup", 0, 100);
     else if (!strcmp(a, "--out") && v) opt.out = argv[++i];
     else if (!strcmp(a, "--no-check")) opt.check = 0;
+    else if (!strcmp(a, "--fail-rank") && v) opt.fail_rank = parse_int(argv[++i], "--fail-rank", 0, 65535);
     else if (!strcmp(a, "--quiet")) opt.quiet = 1;
     else if (!strcmp(a, "--grid") && v) {
       char extra;
@@ -499,12 +528,13 @@ int main(int argc, char** argv) {
   if (getenv("STARPU_NCPU") == NULL &&
       sched_getaffinity(0, sizeof affinity, &affinity) == 0)
     conf.ncpus = CPU_COUNT(&affinity);
-  if (starpu_init(&conf) != 0) {
+  if (!opt.backend_rondo &&
+      STARPU_CALL_UNCHECKED(starpu_init(&conf)) != 0) {
     fprintf(stderr, "starpu_cholesky: starpu_init failed\n");
     return 1;
   }
   if (opt.backend_rondo) {
-    if (rondo_starpu_init() != RONDO_OK) {
+    if (STARPU_CALL_UNCHECKED(rondo_starpu_init_all(&conf)) != RONDO_OK) {
       fprintf(stderr, "starpu_cholesky: %s\n", rondo_starpu_last_error());
       return 1;
     }
@@ -687,6 +717,6 @@ int main(int argc, char** argv) {
     if (f != stdout) fclose(f);
   }
   if (opt.backend_rondo) rondo_starpu_shutdown();
-  starpu_shutdown();
+  STARPU_CALL_UNCHECKED((starpu_shutdown(), 0));
   return errors ? 1 : 0;
 }

@@ -392,6 +392,34 @@ int rondo_starpu_init(void) {
   return RONDO_OK;
 }
 
+int rondo_starpu_init_all(struct starpu_conf* conf) {
+  if (starpu_is_initialized())
+    return fail(RONDO_ERR_BUSY,
+                "rondo_starpu_init_all: StarPU is initialised already (call "
+                "rondo_starpu_init instead)");
+  int started = 0;
+  if (!rondo_nmad_initialized()) {
+    int rc = rondo_nmad_init();
+    if (rc != RONDO_OK)
+      return fail(rc, "rondo_starpu_init_all: %s", rondo_nmad_last_error());
+    started = 1;
+  }
+  /* Rank 0 first: it writes StarPU's bus files if they are missing. */
+  int rc = RONDO_OK;
+  if (rondo_nmad_rank() == 0 && starpu_init(conf) != 0) rc = RONDO_ERR_INTERNAL;
+  if (rondo_nmad_barrier() != RONDO_OK && rc == RONDO_OK) rc = RONDO_ERR_PEER_FAILED;
+  if (rondo_nmad_rank() != 0 && rc == RONDO_OK && starpu_init(conf) != 0)
+    rc = RONDO_ERR_INTERNAL;
+  if (rc != RONDO_OK) {
+    if (started) rondo_nmad_finalize();
+    return fail(rc, "rondo_starpu_init_all: starpu_init failed on rank %d",
+                rondo_nmad_rank());
+  }
+  rc = rondo_starpu_init();
+  if (rc == RONDO_OK && started) g.started_nmad = 1;
+  return rc;
+}
+
 int rondo_starpu_wait_all(void) {
   if (!g.initialized)
     return fail(RONDO_ERR_NOT_INITIALIZED, "rondo_starpu: not initialised");

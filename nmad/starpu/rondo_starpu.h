@@ -55,6 +55,14 @@ extern "C" {
  * already. RONDO_ERR_NOT_INITIALIZED before starpu_init();
  * RONDO_ERR_BUSY the second time. */
 int rondo_starpu_init(void);
+/* StarPU and rondo_starpu together, collectively: rondo_nmad_init(), then
+ * starpu_init(conf) on rank 0 before the other ranks (StarPU 1.3 measures
+ * and writes its bus performance files at the first starpu_init of a
+ * STARPU_HOME, and concurrent first inits on one machine crash in
+ * _starpu_load_bus_performance_files), then rondo_starpu_init(). `conf`
+ * may be NULL (StarPU's defaults). RONDO_ERR_INTERNAL if starpu_init
+ * fails. */
+int rondo_starpu_init_all(struct starpu_conf* conf);
 /* Waits for the transfers in flight, unregisters the hook and stops nmad
  * if rondo_starpu_init started it (collective). Before starpu_shutdown(). */
 int rondo_starpu_shutdown(void);

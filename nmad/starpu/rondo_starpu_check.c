@@ -1,12 +1,14 @@
 /* rondo_starpu_check: rondo_starpu in a real StarPU 1.3 on 1 to 4 ranks
  * (rondo-run), asserting on values:
- *   - rondo_starpu_init before starpu_init and twice: clear errors;
+ *   - rondo_starpu_init before starpu_init, and twice: clear errors;
+ *     rondo_starpu_init_all (StarPU on rank 0 first: its bus files);
  *   - data dependencies: a task that writes a handle, then its send, on the
  *     sender; a receive, then a task that reads the handle, on the receiver:
  *     the reader sees the writer's values (StarPU's implicit dependencies
  *     through the acquire/release of the transfer);
  *   - detection: sends of one handle to every other rank registered while
- *     its writer is held back (a StarPU tag) leave as ONE dynamic broadcast
+ *     its writer is held back (it reads a handle the test holds) leave as
+ *     ONE dynamic broadcast
  *     (stats), received by plain receives; with detection off the same
  *     pattern sends one message per rank; rondo_starpu_bcast_handle;
  *   - completion by callback and by StarPU tag (a task declared on the tag
@@ -20,6 +22,16 @@
  * Rank 0 prints "rondo_starpu_check: ok (N checks)" when every rank passed. */
 #define _GNU_SOURCE
 #include <starpu.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+/* StarPU 1.3.10 keeps about 1 KiB allocated in starpu_init by a module it
+ * unloads again (LeakSanitizer cannot name it, so no suppression matches
+ * it): its allocations are not leak-checked; Rondo's are. */
+#define STARPU_CALL_UNCHECKED(call) \
+  (__lsan_disable(), __extension__({ int r_ = (call); __lsan_enable(); r_; }))
+#else
+#define STARPU_CALL_UNCHECKED(call) (call)
+#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,26 +92,19 @@ static void submit_fill(starpu_data_handle_t h, double base) {
                            sizeof base, 0) == 0);
 }
 
-/* A fill held back until `gate` is notified. */
+/* A fill that also reads `gate`: held back while the caller holds `gate`
+ * (starpu_data_acquire W), released when it lets go. */
+static void gated_fill_cpu(void* buffers[], void* cl_arg) {
+  fill_cpu(buffers + 1, cl_arg);
+}
+static struct starpu_codelet gated_fill_cl = {
+    .cpu_funcs = {gated_fill_cpu}, .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W}, .name = "gated_fill"};
+
 static void submit_gated_fill(starpu_data_handle_t h, double base,
-                              starpu_tag_t gate, starpu_tag_t self) {
-  struct starpu_task* t = starpu_task_create();
-  t->cl = &fill_cl;
-  t->handles[0] = h;
-  double* arg = malloc(sizeof *arg);
-  *arg = base;
-  char* packed = NULL;
-  size_t packed_size = 0;
-  starpu_codelet_pack_args((void**)&packed, &packed_size, STARPU_VALUE, arg,
-                           sizeof *arg, 0);
-  free(arg);
-  t->cl_arg = packed;
-  t->cl_arg_size = packed_size;
-  t->cl_arg_free = 1;
-  t->use_tag = 1;
-  t->tag_id = self;
-  starpu_tag_declare_deps(self, 1, gate);
-  CHECK(starpu_task_submit(t) == 0);
+                              starpu_data_handle_t gate) {
+  CHECK(starpu_task_insert(&gated_fill_cl, STARPU_R, gate, STARPU_W, h,
+                           STARPU_VALUE, &base, sizeof base, 0) == 0);
 }
 
 /* ---- completions ---- */
@@ -160,9 +165,12 @@ static void t_fanout(int mode, int tag) {
   const double base = 100.0 * (mode + 1);
   if (me == 0) {
     CHECK(rondo_starpu_set_detection(mode == 0) == RONDO_OK);
-    const starpu_tag_t gate = (starpu_tag_t)(1000 + tag),
-                       self = (starpu_tag_t)(2000 + tag);
-    submit_gated_fill(v, base, gate, self);
+    double gate_value = 0;
+    starpu_data_handle_t gate;
+    starpu_variable_data_register(&gate, STARPU_MAIN_RAM,
+                                  (uintptr_t)&gate_value, sizeof gate_value);
+    starpu_data_acquire(gate, STARPU_W);
+    submit_gated_fill(v, base, gate);
     if (mode == 2) {
       int ranks[64];
       for (int i = 1; i < n; ++i) ranks[i - 1] = i;
@@ -174,7 +182,9 @@ static void t_fanout(int mode, int tag) {
         CHECK(rondo_starpu_isend_handle(v, i, tag, n - i, &done) == RONDO_OK);
     }
     /* Only now may the data become ready. */
-    starpu_tag_notify_from_apps(gate);
+    starpu_data_release(gate);
+    starpu_task_wait_for_all();
+    starpu_data_unregister(gate);
   } else {
     CHECK(rondo_starpu_irecv_handle(v, 0, tag, &done) == RONDO_OK);
   }
@@ -239,6 +249,10 @@ static void t_tag(void) {
   }
   starpu_task_wait_for_all();
   CHECK(rondo_starpu_wait_all() == RONDO_OK);
+  if (me == n - 1) {
+    starpu_tag_remove(5000);
+    starpu_tag_remove(5001);
+  }
   starpu_data_unregister(v);
   starpu_data_unregister(s);
   if (me == n - 1) CHECK(total == expected_sum(3.0, kLen));
@@ -314,13 +328,15 @@ int main(void) {
   CHECK(strstr(rondo_starpu_last_error(), "starpu_init") != NULL);
   struct starpu_conf conf;
   starpu_conf_init(&conf);
-  if (starpu_init(&conf) != 0) {
-    printf("FAIL starpu_init failed\n");
+  /* nmad, then StarPU on rank 0 before the others, then rondo_starpu. */
+  if (STARPU_CALL_UNCHECKED(rondo_starpu_init_all(&conf)) != RONDO_OK) {
+    printf("FAIL rondo_starpu_init_all: %s\n", rondo_starpu_last_error());
     return 1;
   }
-  CHECK(rondo_starpu_init() == RONDO_OK);
+  CHECK(starpu_is_initialized());
   CHECK(rondo_starpu_init() == RONDO_ERR_BUSY);
   CHECK(strstr(rondo_starpu_last_error(), "already") != NULL);
+  CHECK(rondo_starpu_init_all(&conf) == RONDO_ERR_BUSY);
   me = rondo_starpu_rank();
   n = rondo_starpu_size();
   CHECK(me >= 0 && n >= 1);
@@ -359,7 +375,7 @@ int main(void) {
   }
   CHECK(rondo_starpu_shutdown() == RONDO_OK);
   CHECK(rondo_starpu_shutdown() == RONDO_ERR_NOT_INITIALIZED);
-  starpu_shutdown();
+  STARPU_CALL_UNCHECKED((starpu_shutdown(), 0));
   if (me == 0) {
     if (total_failures == 0 && failures == 0)
       printf("rondo_starpu_check: ok (%d checks)\n", total_checks);
