@@ -208,7 +208,7 @@ int Run(const char* argv0, const Args& a) {
   auto trace_env = [&](const std::string& tag) -> std::vector<std::string> {
     if (a.trace_dir.empty()) return {};
     std::filesystem::create_directories(UserPath(a.trace_dir));
-    return {"RONDO_TRACE=" + UserPath(a.trace_dir) + "/" + tag + "-%r.json"};
+    return {"RONDO_TRACE=" + UserPath(a.trace_dir) + "/" + tag + "-%g.json"};
   };
   auto check = [&](const json& j) {
     if (j["errors"].get<long>() != 0) ++bad;

@@ -51,10 +51,13 @@ Engine::Engine(EngineOptions options)
   if (!options_.trace_file.empty()) {
     for (char c : options_.trace_file) {
       if (!trace_path_.empty() && trace_path_.back() == '%' &&
-          (c == 'r' || c == 'p')) {
+          (c == 'r' || c == 'g' || c == 'p')) {
         trace_path_.pop_back();
-        trace_path_ += std::to_string(c == 'r' ? options_.local_rank
-                                               : static_cast<int>(getpid()));
+        const int job_rank =
+            options_.job_rank >= 0 ? options_.job_rank : options_.local_rank;
+        trace_path_ += std::to_string(c == 'r'   ? options_.local_rank
+                                      : c == 'g' ? job_rank
+                                                 : static_cast<int>(getpid()));
       } else {
         trace_path_ += c;
       }

@@ -50,6 +50,9 @@ struct EngineOptions {
   // bootstrap; 0 = unknown): with local_size, tells a job that fits on this
   // node (PlaceNodeAuto). Not an environment variable.
   int job_size = 0;
+  // This process's rank in the job (the same source; -1 = unknown). Not an
+  // environment variable.
+  int job_rank = -1;
   // RONDO_APP_CORE: the core of this rank's application thread; -1 = the
   // core the process is bound to if it is bound to exactly one, else MPC's
   // spread placement of local_rank.
@@ -76,7 +79,8 @@ struct EngineOptions {
   bool bind_threads = true;
   // RONDO_TRACE: write a Chrome trace (Perfetto) of task events to this file
   // at shutdown; empty = tracing off (zero cost). "%r" in the path becomes
-  // the local rank and "%p" the process id (one file per process).
+  // the local rank, "%g" the job rank (the local rank when unknown) and
+  // "%p" the process id (one file per process).
   std::string trace_file;
   // RONDO_TRACE_MAX_EVENTS: bound on recorded events (later ones are counted
   // as dropped).

@@ -157,6 +157,9 @@ bool Tracer::Write(const std::string& path, std::string* error) const {
               {"displayTimeUnit", "ns"},
               {"otherData",
                {{"topology", topo_->source().ToString()},
+                // The monotonic clock at ts = 0: traces of several ranks of
+                // one machine line up on it (bench/trace_timeline.py).
+                {"origin_ns", origin_ns_},
                 {"dropped_events", dropped()},
                 {"idle_runs", idle_runs()}}}};
   std::ofstream out(path);

@@ -112,6 +112,7 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
     o.local_size = boot.local_size();
   }
   o.job_size = boot.size();
+  o.job_rank = boot.rank();
   o.marks_calls = true;  // MadMPI and nmad's waits mark the application's calls
   // The exchange is a collective: whether it happens must not depend on
   // anything that can differ between ranks (a host with one rank and
