@@ -8,6 +8,48 @@
 
 namespace rondo::drivers::bootstrap {
 
+namespace {
+
+// A positive integer variable, or 0.
+long Tasks(const char* (*getenv)(const char*), const char* name) {
+  const char* v = getenv(name);
+  if (v == nullptr) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return end != v && *end == 0 && n > 0 ? n : 0;
+}
+
+}  // namespace
+
+std::string UnsupportedLauncher(const char* (*getenv)(const char*)) {
+  if (getenv("PMIX_NAMESPACE") != nullptr || getenv("RONDO_RUN_SOCKET") != nullptr)
+    return "";
+  const long slurm = Tasks(getenv, "SLURM_STEP_NUM_TASKS");
+  if (slurm > 1) {
+    const char* type = getenv("SLURM_MPI_TYPE");
+    std::string why = "this process is one of " + std::to_string(slurm) +
+                      " tasks of a Slurm job step";
+    if (const char* step = getenv("SLURM_STEP_ID"); step != nullptr)
+      why += " (" + std::string(getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID")
+                                                       : "?") +
+             "." + step + ")";
+    why += " started without PMIx";
+    if (type != nullptr && *type != 0)
+      why += " (SLURM_MPI_TYPE=" + std::string(type) + ")";
+    return why +
+           ", so its ranks cannot find each other: run it with `srun "
+           "--mpi=pmix` (`srun --mpi=list` shows the plugins; MpiDefault=pmix "
+           "in slurm.conf makes it the default)";
+  }
+  const long pmi = Tasks(getenv, "PMI_SIZE");
+  if (pmi > 1)
+    return "this process is one of " + std::to_string(pmi) +
+           " ranks started by a PMI-1 launcher (PMI_SIZE is set: MPICH's "
+           "mpiexec.hydra?), which Rondo does not speak: start it with "
+           "rondo-run, Open MPI's mpirun or `srun --mpi=pmix` (PMIx)";
+  return "";
+}
+
 Result<std::unique_ptr<Bootstrap>> BootstrapFromEnvironment(
     std::string* error) {
   std::string scratch;
@@ -22,6 +64,12 @@ Result<std::unique_ptr<Bootstrap>> BootstrapFromEnvironment(
     auto connected = LauncherBootstrap::Connect(*env, error);
     if (!connected.ok()) return connected.status();
     return std::unique_ptr<Bootstrap>(std::move(connected).value());
+  }
+  if (std::string why = UnsupportedLauncher(
+          [](const char* name) -> const char* { return std::getenv(name); });
+      !why.empty()) {
+    *error = why;
+    return Status::kUnsupported;
   }
   return std::unique_ptr<Bootstrap>(std::make_unique<SingletonBootstrap>());
 }

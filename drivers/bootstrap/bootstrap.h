@@ -4,7 +4,11 @@
 //                 `srun --mpi=pmix` or prterun (PMIX_NAMESPACE/PMIX_RANK set);
 //   * "rondo-run" the process was started by Rondo's own launcher
 //                 (RONDO_RUN_SOCKET set): a private Unix socket to rondo-run;
-//   * "singleton" neither: a job of one rank.
+//   * "singleton" neither: a job of one rank. A process that a launcher
+//                 started as one of several tasks without PMIx (Slurm's srun
+//                 without --mpi=pmix, MPICH's Hydra speaking PMI-1) is not
+//                 a singleton: that is an error naming the missing option
+//                 (UnsupportedLauncher), never N jobs of one rank.
 //
 // The exchange is key/value, PMIx style: every rank Put()s its values, one
 // collective Fence() makes all of them visible, Get() reads any rank's.
@@ -67,6 +71,14 @@ class Bootstrap {
   // Announces a clean exit; after this, exiting is not a failure. Idempotent.
   virtual Status Finalize() = 0;
 };
+
+// "" when the environment is not that of a multi-task launcher Rondo
+// cannot talk to, else what is wrong and how to start the job instead:
+// Slurm job steps of several tasks without PMIx (SLURM_STEP_NUM_TASKS > 1,
+// no PMIX_*: srun without --mpi=pmix, or SLURM_MPI_TYPE naming another
+// plugin) and PMI-1 launchers (PMI_SIZE > 1: MPICH's Hydra). `getenv`
+// reads the environment (a parameter for tests).
+std::string UnsupportedLauncher(const char* (*getenv)(const char*));
 
 // Chooses and initializes the bootstrap for this process (see banner).
 // Errors (bad environment, wrong key, unreachable launcher) come back as a

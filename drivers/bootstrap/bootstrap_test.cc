@@ -54,6 +54,42 @@ TEST_CASE("no launcher variables: the singleton is chosen", "[bootstrap]") {
   CHECK(b.value()->name() == "singleton");
 }
 
+// A fake environment for UnsupportedLauncher.
+std::map<std::string, std::string> g_env;
+const char* FakeEnv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+TEST_CASE("srun without --mpi=pmix and PMI-1 launchers are named",
+          "[bootstrap]") {
+  g_env = {};
+  CHECK(UnsupportedLauncher(&FakeEnv) == "");
+  // One task, or a step with PMIx: fine.
+  g_env = {{"SLURM_STEP_NUM_TASKS", "1"}, {"SLURM_STEP_ID", "0"}};
+  CHECK(UnsupportedLauncher(&FakeEnv) == "");
+  g_env = {{"SLURM_STEP_NUM_TASKS", "4"},
+           {"PMIX_NAMESPACE", "slurm.pmix.7.0"}};
+  CHECK(UnsupportedLauncher(&FakeEnv) == "");
+  // srun -n 4 without --mpi=pmix.
+  g_env = {{"SLURM_STEP_NUM_TASKS", "4"},
+           {"SLURM_STEP_ID", "0"},
+           {"SLURM_JOB_ID", "7"},
+           {"SLURM_MPI_TYPE", "none"}};
+  std::string why = UnsupportedLauncher(&FakeEnv);
+  CHECK_THAT(why, Catch::Contains("one of 4 tasks of a Slurm job step (7.0)"));
+  CHECK_THAT(why, Catch::Contains("--mpi=pmix"));
+  CHECK_THAT(why, Catch::Contains("SLURM_MPI_TYPE=none"));
+  // Hydra (PMI-1).
+  g_env = {{"PMI_SIZE", "3"}, {"PMI_RANK", "1"}};
+  why = UnsupportedLauncher(&FakeEnv);
+  CHECK_THAT(why, Catch::Contains("PMI-1"));
+  CHECK_THAT(why, Catch::Contains("rondo-run"));
+  // Garbage counts are not launchers.
+  g_env = {{"SLURM_STEP_NUM_TASKS", "x4"}, {"PMI_SIZE", "-2"}};
+  CHECK(UnsupportedLauncher(&FakeEnv) == "");
+}
+
 std::optional<LauncherEnvironment> Parse(
     const std::map<std::string, std::string>& vars, std::string* error) {
   return ParseLauncherEnvironment(
