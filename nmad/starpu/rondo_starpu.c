@@ -79,6 +79,11 @@ static struct {
   pthread_cond_t cond; /* the completion thread's */
   pthread_t thread;
   atomic_long in_flight;
+  /* The hook may still be running on a worker after StarPU unregistered it
+   * (StarPU reads its table, unlocks, then calls): shutdown waits for the
+   * calls in progress before it stops the engine. */
+  atomic_int hook_enabled;
+  atomic_int hook_running;
   atomic_ullong sends, receives, broadcasts, bcast_recipients, single_sends,
       hook_calls, hook_work, errors;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
@@ -335,15 +340,23 @@ static int acquire(struct xfer* x, enum starpu_data_access_mode mode) {
 
 static unsigned progression_hook(void* arg) {
   (void)arg;
+  atomic_fetch_add(&g.hook_running, 1);
+  if (!atomic_load(&g.hook_enabled)) {
+    atomic_fetch_sub(&g.hook_running, 1);
+    return 1;
+  }
   atomic_fetch_add_explicit(&g.hook_calls, 1, memory_order_relaxed);
   const int core = rondo_engine_current_core();
   if (core >= 0 && rondo_engine_run_once(core) > 0)
     atomic_fetch_add_explicit(&g.hook_work, 1, memory_order_relaxed);
   /* The worker may sleep only when no communication is in flight. */
-  return atomic_load_explicit(&g.in_flight, memory_order_relaxed) == 0 &&
-                 rondo_engine_background() == 0
-             ? 1
-             : 0;
+  const unsigned may_block =
+      atomic_load_explicit(&g.in_flight, memory_order_relaxed) == 0 &&
+              rondo_engine_background() == 0
+          ? 1
+          : 0;
+  atomic_fetch_sub(&g.hook_running, 1);
+  return may_block;
 }
 
 /* ---- the API ---- */
@@ -377,6 +390,7 @@ int rondo_starpu_init(void) {
     return fail(RONDO_ERR_NO_RESOURCE,
                 "rondo_starpu_init: cannot start the completion thread");
   }
+  atomic_store(&g.hook_enabled, 1);
   g.hook_id = starpu_progression_hook_register(progression_hook, NULL);
   if (g.hook_id < 0) {
     pthread_mutex_lock(&g.mu);
@@ -436,6 +450,8 @@ int rondo_starpu_shutdown(void) {
                 "rondo_starpu_shutdown: not initialised");
   rondo_starpu_wait_all();
   starpu_progression_hook_deregister(g.hook_id);
+  atomic_store(&g.hook_enabled, 0);
+  while (atomic_load(&g.hook_running) != 0) sched_yield();
   pthread_mutex_lock(&g.mu);
   g.stop = 1;
   pthread_cond_signal(&g.cond);
