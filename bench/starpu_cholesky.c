@@ -255,7 +255,9 @@ static int starpu_prio(int u) {
   const int lo = starpu_sched_get_min_priority(),
             hi = starpu_sched_get_max_priority();
   if (hi <= lo) return 0;
-  return lo + (int)((long long)u * (hi - lo) / max_urgency());
+  /* In 64 bits: a scheduler may allow the whole int range. */
+  const long long range = (long long)hi - lo;
+  return (int)(lo + (long long)u * range / max_urgency());
 }
 
 /* ---- one run ---- */

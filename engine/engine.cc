@@ -71,7 +71,8 @@ Engine::Engine(EngineOptions options)
       options_.comm_cores.empty();
   if (auto_placement) {
     placement_ = PlaceNodeAuto(*topo_, rank_cores_, options_.local_size,
-                               options_.job_size, options_.marks_calls);
+                               options_.job_size, options_.marks_calls,
+                               options_.confined);
   } else {
     placement_ = PlaceNode(*topo_, options_.progress, options_.comm_cores,
                            options_.local_size);

@@ -53,6 +53,11 @@ struct EngineOptions {
   // This process's rank in the job (the same source; -1 = unknown). Not an
   // environment variable.
   int job_rank = -1;
+  // The ranks were placed by a resource manager (PMIx: srun, mpirun): the
+  // default placement keeps progress threads inside the ranks' CPU masks
+  // (PlaceNodeAuto's `confined`). Set by NodeEngineOptions; not an
+  // environment variable.
+  bool confined = false;
   // RONDO_APP_CORE: the core of this rank's application thread; -1 = the
   // core the process is bound to if it is bound to exactly one, else MPC's
   // spread placement of local_rank.

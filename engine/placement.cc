@@ -387,7 +387,8 @@ std::string CoreList(const std::vector<int>& cores) {
 
 NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                             const std::vector<topology::CpuSet>& rank_cores,
-                            int local_size, int job_size, bool quiet_ok) {
+                            int local_size, int job_size, bool quiet_ok,
+                            bool confined) {
   if (local_size < 1)
     throw std::invalid_argument("a node needs at least one rank, not " +
                                 std::to_string(local_size));
@@ -427,9 +428,23 @@ NodePlacement PlaceNodeAuto(const topology::Topology& topo,
       out.app_cores[r] = AppCoreOfRank(topo, r, local_size);
     }
   }
+  // The cores the launcher gave the node's ranks (confined): the union of
+  // their masks; all cores otherwise.
+  topology::CpuSet given = all;
+  if (confined && !rank_cores.empty()) {
+    given = topology::CpuSet();
+    for (int r = 0; r < local_size; ++r) {
+      const topology::CpuSet& m = rank_cores[r];
+      if (m.Empty() || !all.Contains(m)) {
+        given = all;  // a rank we know nothing of may run anywhere
+        break;
+      }
+      for (int c = m.First(); c >= 0; c = m.Next(c)) given.Set(c);
+    }
+  }
   std::vector<int> candidates;  // cores no bound rank uses
   for (int c = 0; c < ncores; ++c)
-    if (!used.Test(c)) candidates.push_back(c);
+    if (!used.Test(c) && given.Test(c)) candidates.push_back(c);
   std::vector<int> free_cores = candidates;
   if (unbound > 0) {
     // Unbound ranks run somewhere among the candidates: only as many cores

@@ -160,10 +160,16 @@ NodePlacement PlaceNode(const topology::Topology& topo,
 // A rank bound to several cores (not all: MPI+OpenMP) uses all of them.
 // `quiet_ok` false (no upper layer marks the application's calls): where
 // quiet progress would go, an ordinary progress thread on the rank's core.
+// `confined` (a resource manager placed the ranks: srun, mpirun): the cores
+// outside every local rank's mask belong to someone else, so only cores of
+// the ranks' masks may hold a progress thread; a rank bound by the launcher
+// then gets quiet progress on its own core rather than a thread on a core
+// it was not given. rondo-run, which binds ranks itself and leaves the rest
+// of the machine free, passes false.
 NodePlacement PlaceNodeAuto(const topology::Topology& topo,
                             const std::vector<topology::CpuSet>& rank_cores,
                             int local_size, int job_size = 0,
-                            bool quiet_ok = true);
+                            bool quiet_ok = true, bool confined = false);
 
 // The explicit placement `spec` (RONDO_PROGRESS=cores:<list>, bind, numa,
 // odd-even) puts a progress thread of this rank on a core that another

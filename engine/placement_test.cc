@@ -323,6 +323,38 @@ TEST_CASE("auto: free cores get the progress threads", "[placement][auto]") {
   }
 }
 
+TEST_CASE("auto: ranks placed by a resource manager keep to their CPUs",
+          "[placement][auto]") {
+  auto topo = Topology::Load("synthetic:core:4 pu:1");
+  SECTION("bound by srun --cpu-bind=cores: quiet progress, not core 2") {
+    NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}}, 2,
+                                    /*job_size=*/4, /*quiet_ok=*/true,
+                                    /*confined=*/true);
+    CHECK(p.quiet == std::vector<bool>{true, true});
+    CHECK(p.progress_cores == std::vector<std::vector<int>>{{0}, {1}});
+    CHECK(p.comm_cores.empty());
+  }
+  SECTION("given two cores each and bound to one: the rest of its own") {
+    // Two ranks, each allowed cores {0,1} and {2,3}: the masks span the
+    // node's four cores, and the ranks run on two of them somewhere.
+    NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0, 1}, CpuSet{2, 3}}, 2,
+                                    4, true, true);
+    CHECK(p.comm_cores.empty());  // all four are used by the ranks
+    CHECK(p.quiet == std::vector<bool>{true, true});
+  }
+  SECTION("one rank given cores 0-2 of 4: a thread on its own cores only") {
+    // An unbound rank inside a 3-core allocation: one core of the three is
+    // left over for a progress thread, never core 3.
+    NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0, 1, 2}}, 1, 2, true,
+                                    true);
+    for (int c : p.comm_cores) CHECK(c != 3);
+  }
+  SECTION("the same without confinement takes the other cores") {
+    NodePlacement p = PlaceNodeAuto(*topo, {CpuSet{0}, CpuSet{1}}, 2, 4);
+    CHECK(p.comm_cores == std::vector<int>{2, 3});
+  }
+}
+
 TEST_CASE("auto: ranks use the free cores of their own NUMA node",
           "[placement][auto]") {
   auto topo = Topology::Load("synthetic:numa:2 core:4 pu:1");

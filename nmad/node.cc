@@ -113,6 +113,9 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
   }
   o.job_size = boot.size();
   o.job_rank = boot.rank();
+  // srun and mpirun give each rank its CPUs (their binding, their cgroup):
+  // Rondo's threads stay inside them.
+  o.confined = boot.name() == "pmix";
   o.marks_calls = true;  // MadMPI and nmad's waits mark the application's calls
   // The exchange is a collective: whether it happens must not depend on
   // anything that can differ between ranks (a host with one rank and

@@ -33,8 +33,28 @@ std::string CoreList(const std::vector<int>& cores) {
   return cores.empty() ? "-" : Cores(set);
 }
 
+// The OS CPU numbers (as taskset, Slurm and /proc show them) of Rondo's
+// cores `set`: " (CPU 1)", or "" when they are the same numbers.
+std::string OsCpus(const rondo::topology::Topology& topo,
+                   const rondo::topology::CpuSet& set) {
+  rondo::topology::CpuSet cpus;
+  bool same = true;
+  for (int pu = 0; pu < rondo::topology::CpuSet::kMaxCores; ++pu) {
+    const int core = topo.CoreOfPu(pu);
+    if (core < 0 || !set.Test(core)) continue;
+    cpus.Set(pu);
+    same = same && pu == core;
+  }
+  if (same || cpus.Empty()) return "";
+  return std::string(cpus.Count() == 1 ? " (CPU " : " (CPUs ") +
+         Cores(cpus) + ")";
+}
+
+// Started by a launcher: learn the node as a rank does (also when the
+// launcher is one Rondo cannot talk to, to say so).
 bool InJob() {
-  for (const char* v : {"RONDO_RUN_SOCKET", "PMIX_RANK", "PMIX_NAMESPACE"})
+  for (const char* v : {"RONDO_RUN_SOCKET", "PMIX_RANK", "PMIX_NAMESPACE",
+                        "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
     if (const char* s = std::getenv(v); s != nullptr && *s != 0) return true;
   return false;
 }
@@ -56,14 +76,18 @@ void PrintNode(const Engine& engine, std::ostream& out) {
     out << "  local rank " << r << ": computes on "
         << (cores.Empty() ? "cores unknown (not told by the launcher)"
                           : (cores.Count() == 1 ? "core " : "cores ") +
-                                Cores(cores))
-        << "; progress: "
-        << (p.progress_cores[r].empty()
+                                Cores(cores) +
+                                OsCpus(engine.topology(), cores))
+        << "; progress: ";
+    rondo::topology::CpuSet progress;
+    for (int c : p.progress_cores[r]) progress.Set(c);
+    out << (p.progress_cores[r].empty()
                 ? "none"
                 : quiet && cores.Count() != 1
                       ? "quiet thread, unbound like its application"
                       : (quiet ? "quiet thread on core " : "thread on core ") +
-                            CoreList(p.progress_cores[r]))
+                            CoreList(p.progress_cores[r]) +
+                            OsCpus(engine.topology(), progress))
         << "\n";
     if (r < static_cast<int>(p.why.size()) && !p.why[r].empty())
       out << "    why: " << p.why[r] << "\n";
