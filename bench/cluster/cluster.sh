@@ -19,7 +19,10 @@
 # --prefix PREFIX --" (`run` exports it as RONDO_RUN_RANK_WRAPPER) and use
 # UCX over TCP on rc0 (UCX_TLS=tcp UCX_NET_DEVICES=rc0). Open MPI's and
 # MPICH's own launchers run inside host 0 (`launch`) and reach the other
-# hosts through `rsh`, a remote-shell agent in place of ssh.
+# hosts through `rsh`, a remote-shell agent in place of ssh. `slurm up`
+# adds a Slurm cluster: munged and slurmctld in host 0, one slurmd in each
+# other host, all configured in $STATE_DIR/slurm-PREFIX; `slurm run` runs
+# srun (or any Slurm client) in host 0, e.g. `srun --mpi=pmix -N 2 -n 4`.
 #
 #   cluster.sh check
 #   cluster.sh up K [--rate 1gbit] [--delay 0ms] [--prefix rondo] [--cpus-per-host N]
@@ -28,6 +31,9 @@
 #   cluster.sh exec I [--prefix P] -- COMMAND...
 #   cluster.sh rsh [OPTIONS...] HOST COMMAND...
 #   cluster.sh launch openmpi|mpich [--prefix P] [--hosts N] [--slots S] -- LAUNCHER_ARGS...
+#   cluster.sh slurm up K [--slots S] [--rate R] [--prefix P] [--cpus-per-host N]
+#   cluster.sh slurm run [--prefix P] -- COMMAND...
+#   cluster.sh slurm down [--prefix P]
 #   cluster.sh show [--prefix P]
 #   cluster.sh measure [--pairs N] [--bytes B] [--prefix P]
 set -euo pipefail
@@ -88,6 +94,16 @@ Usage:
                                    the MPI's own launcher inside host 0, over
                                    the first N hosts (default all) with S slots
                                    each (default 1); exits with its status
+  $PROG slurm up K [--slots S] [--rate R] [--delay D] [--prefix P] [--cpus-per-host N]
+                                   up, then Slurm: munged and slurmctld in
+                                   host 0, slurmd in hosts 1..K-1 (S CPUs
+                                   each, default max(2, cores per host));
+                                   returns when every node is idle
+  $PROG slurm run [--prefix P] -- COMMAND...
+                                   COMMAND in host 0 with SLURM_CONF, UCX_TLS,
+                                   UCX_NET_DEVICES and OMPI_MCA_* set, e.g.
+                                   srun --mpi=pmix -N 2 -n 4 PROGRAM
+  $PROG slurm down [--prefix P]    stop the daemons, then down (safe to repeat)
   $PROG show [--prefix P]          addresses, cores, qdiscs and counters
   $PROG measure [--pairs N] [--bytes B] [--prefix P]
                                    N concurrent TCP flows host 2p -> 2p+1
@@ -362,6 +378,8 @@ cluster_namespaces() {
 # the hosts' cgroups (also when the namespaces are gone already).
 teardown() {
   local prefix=$1 ns pids rc=0
+  # Slurm's daemons first, gently (their job steps go with the namespaces).
+  slurm_stop "$prefix" || rc=1
   for ns in $(cluster_namespaces "$prefix"); do
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
     # shellcheck disable=SC2086
@@ -374,6 +392,7 @@ teardown() {
     rc=1
   fi
   remove_cgroups "$prefix" || rc=1
+  slurm_remove_dir "$prefix" || rc=1
   return $rc
 }
 
@@ -478,7 +497,7 @@ parse_options() {
   done
   check_prefix "$PREFIX"
   if ((cpus_given)); then
-    [[ $CMD == up || $CMD == run ]] || die "$CMD: --cpus-per-host is an option of up and run only"
+    [[ $CMD == up || $CMD == run || $CMD == slurm ]] || die "$CMD: --cpus-per-host is an option of up, run and slurm up only"
     check_cpus_per_host "$CPUS_PER_HOST"
   fi
   RATE=${RATE,,}
@@ -529,6 +548,14 @@ cmd_up() {
   trap 'exit 143' TERM
   build_cluster "$PREFIX" "$k" "$DELAY_US"
   setup_cpus "$PREFIX" "$k"
+  if ((${UP_SLURM:-0})); then
+    SLURM_PREFIX=$PREFIX SLURM_D=$(slurm_dir "$PREFIX")
+    SLURM_TASK_PLUGIN=$(slurm_task_plugin "$k")
+    # Each node's CPUs for Slurm: --slots, else its cores but at least 2.
+    [[ -n $UP_SLURM_SLOTS ]] || UP_SLURM_SLOTS=$((CPUS_PER_HOST > SLURM_DEFAULT_SLOTS ? CPUS_PER_HOST : SLURM_DEFAULT_SLOTS))
+    slurm_configure "$k" "$UP_SLURM_SLOTS"
+    slurm_bring_up "$k"
+  fi
   UP_PREFIX=
   trap - EXIT INT TERM
   echo "$PROG: up: $k hosts $PREFIX-0..$PREFIX-$((k - 1)) ($SUBNET.1..$SUBNET.$k on $IFACE), switch $PREFIX-sw, rate $RATE, delay $DELAY, cores per host: $CPUS_PER_HOST ($(IFS=';'; echo "${HOST_CPUS[*]}"); $CPU_MODE)"
@@ -946,6 +973,368 @@ on_run_exit() {
   exit $rc
 }
 
+# ---- Slurm: slurmctld in host 0, slurmd in hosts 1..K-1 ----
+#
+# `slurm up` generates everything into $STATE_DIR/slurm-PREFIX (SLURM_D):
+# a munge key, slurm.conf, cgroup.conf, mpi.conf, plugstack.conf, the
+# daemons' state, spool, logs and per-node temporary directories, and the
+# file `pids` ("NAME PID STARTTIME" per daemon, for `down`). Nothing goes to
+# /etc. See docs/cluster.md, "Running under Slurm".
+
+readonly SLURM_DEFAULT_SLOTS=2
+# How long `slurm up` waits for each daemon (munged's socket, slurmctld's
+# answer, every node idle).
+readonly SLURM_TIMEOUT=${CLUSTER_SLURM_TIMEOUT:-30}
+# The task plugin (TaskPlugin) is chosen by slurm_task_plugin; the
+# variable CLUSTER_SLURM_TASK_PLUGIN overrides it, for experiments.
+
+slurm_dir() { echo "$STATE_DIR/slurm-$1"; }
+
+# The Debian package of a Slurm or munge tool.
+slurm_package() {
+  case $1 in
+    slurmctld | slurmd) echo "$1" ;;
+    munged | munge | unmunge) echo munge ;;
+    *) echo slurm-client ;;
+  esac
+}
+
+# Probes whether this machine can run `slurm`: sets SLURM_PROBLEMS (the
+# reasons it cannot, none when it can), SLURM_VERSION and SLURM_MPI_LIST
+# (the plugins `srun --mpi=list` offers, on one line).
+slurm_probe() {
+  local tool tmp out
+  SLURM_PROBLEMS=() SLURM_VERSION='?' SLURM_MPI_LIST=
+  for tool in slurmctld slurmd srun sinfo squeue scontrol munged munge; do
+    [[ -x $(command -v "$tool") ]] ||
+      SLURM_PROBLEMS+=("'$tool' is missing (Debian package $(slurm_package "$tool"))")
+  done
+  ((${#SLURM_PROBLEMS[@]} == 0)) || return 0
+  # srun needs a configuration even to list its plugins: a throw-away one.
+  tmp=$(mktemp -d) || { SLURM_PROBLEMS+=("mktemp failed"); return 0; }
+  printf 'ClusterName=check\nSlurmctldHost=check(127.0.0.1)\nNodeName=check CPUs=1\nPartitionName=check Nodes=check\n' \
+    >"$tmp/slurm.conf"
+  out=$(SLURM_CONF=$tmp/slurm.conf timeout 10 srun --mpi=list 2>&1) || true
+  SLURM_VERSION=$(SLURM_CONF=$tmp/slurm.conf timeout 10 srun --version 2>/dev/null | awk '{print $NF}') || true
+  rm -rf "$tmp"
+  SLURM_MPI_LIST=$(awk '/^[[:space:]]+[a-z]/ {printf "%s%s", sep, $1; sep = " "}
+    /versions available:/ {sub(/.*available: */, ""); printf "%s%s", sep, $0; sep = " "}' <<<"$out")
+  grep -qw pmix <<<"$SLURM_MPI_LIST" ||
+    SLURM_PROBLEMS+=("srun has no PMIx plugin (srun --mpi=list said: $(tr '\n' ' ' <<<"$out"); Debian package slurm-wlm-basic-plugins)")
+}
+
+# proc_start PID: the start time of process PID (field 22 of its stat), or
+# nothing when it is gone or a zombie. A pid and its start time name one
+# process: `down` never signals a process that merely reuses a pid.
+proc_start() {
+  local s
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  s=${s##*) }
+  local -a f
+  read -ra f <<<"$s"
+  if [[ ${f[0]} != Z && ${f[0]} != X ]]; then echo "${f[19]}"; fi
+  return 0
+}
+
+# slurm_start NAME HOST SRC DST COMMAND...: starts a daemon inside host HOST
+# (its cgroup, network namespace and name) in a session of its own, with
+# stdin from /dev/null and its output in $SLURM_D/log/NAME.out (what it
+# writes before it opens its log file $SLURM_D/log/NAME.log), and records
+# "NAME PID STARTTIME" in $SLURM_D/pids. With a SRC (not empty), the
+# daemon also gets a mount namespace of its own (private propagation) in
+# which directory SRC is bind-mounted on DST. Every word execs the next,
+# so the recorded pid is the daemon's.
+slurm_start() {
+  local name=$1 i=$2 src=$3 dst=$4 log=$SLURM_D/log/$1.out pid start
+  shift 4
+  (
+    enter_host "$SLURM_PREFIX" "$i" "$BASHPID"
+    if [[ -n $src ]]; then
+      # shellcheck disable=SC2016,SC2030
+      INTO=(ip netns exec "$SLURM_PREFIX-$i" unshare --uts --mount --propagation private --
+        sh -c 'echo "$0" >/proc/sys/kernel/hostname && mount --bind "$1" "$2" && shift 2 && exec "$@"'
+        "$SLURM_PREFIX-$i" "$src" "$dst")
+    fi
+    exec setsid "${PIN[@]}" "${INTO[@]}" "$@"
+  ) </dev/null >>"$log" 2>&1 &
+  pid=$!
+  start=$(proc_start "$pid")
+  [[ -n $start ]] || die "slurm up: $name exited at once: $(tail -5 "$log" 2>/dev/null)"
+  echo "$name $pid $start" >>"$SLURM_D/pids"
+}
+
+# Dies, naming the daemon and the end of its log, if a recorded daemon is
+# no longer running.
+slurm_check_alive() {
+  local name pid start
+  while read -r name pid start; do
+    [[ $(proc_start "$pid") == "$start" ]] ||
+      die "slurm up: $name (pid $pid) exited; the end of its output ($SLURM_D/log/$name.out):
+$(tail -8 "$SLURM_D/log/$name.out" 2>/dev/null)"
+  done <"$SLURM_D/pids"
+}
+
+# A Slurm client command inside host 0 (its network namespace only).
+slurm_client() {
+  ip netns exec "$SLURM_PREFIX-0" env SLURM_CONF="$SLURM_D/slurm.conf" "$@"
+}
+
+# The task plugin for hosts with HOST_CPUS (plan_cpus): task/affinity
+# (binding, --cpu-bind) when every compute host has all the online CPUs,
+# else task/none. slurmd sees the whole machine's CPUs whatever its
+# cpuset (Slurm's hwloc loads the whole system), so task/affinity computes
+# masks outside a smaller host's cpuset and every task launch fails with
+# "task_g_set_affinity: Invalid argument". With task/none each task
+# inherits its host's cores from slurmd, as with Slurm's task/cgroup.
+slurm_task_plugin() {
+  local k=$1 i all
+  if [[ -n ${CLUSTER_SLURM_TASK_PLUGIN:-} ]]; then
+    echo "$CLUSTER_SLURM_TASK_PLUGIN"
+    return
+  fi
+  all=$(online_cpus | compress_cpus)
+  for ((i = 1; i < k; ++i)); do
+    if [[ ${HOST_CPUS[i]} != "$all" ]]; then
+      echo task/none
+      return
+    fi
+  done
+  echo task/affinity
+}
+
+# Writes the configuration of a cluster of K hosts with S CPUs per node.
+slurm_configure() {
+  local k=$1 slots=$2 i d=$SLURM_D
+  mkdir -p "$d/munge" "$d/ctld" "$d/log" "$d/tmp"
+  # munged checks its directories: the socket's (and its parents) must be
+  # searchable by all, the key readable by its owner only.
+  chmod a+rx "$STATE_DIR" "$d" "$d/munge"
+  (umask 077 && head -c 1024 /dev/urandom >"$d/munge/munge.key")
+  for ((i = 1; i < k; ++i)); do
+    mkdir -p "$d/node/$SLURM_PREFIX-$i/spool" "$d/node/$SLURM_PREFIX-$i/tmp"
+  done
+  : >"$d/plugstack.conf"
+  echo "CgroupPlugin=cgroup/v1" >"$d/cgroup.conf"
+  echo "PMIxCliTmpDirBase=$d/tmp" >"$d/mpi.conf"
+  {
+    cat <<CONF
+# Generated by cluster.sh slurm up (docs/cluster.md, "Running under Slurm").
+ClusterName=$SLURM_PREFIX
+SlurmctldHost=$SLURM_PREFIX-0($SUBNET.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/munge.socket
+StateSaveLocation=$d/ctld
+SlurmctldPidFile=$d/ctld/slurmctld.pid
+SlurmctldLogFile=$d/log/slurmctld.log
+SlurmdSpoolDir=$d/node/%n/spool
+SlurmdPidFile=$d/node/%n/slurmd.pid
+SlurmdLogFile=$d/log/slurmd-%n.log
+PlugStackConfig=$d/plugstack.conf
+MailProg=/bin/true
+ProctrackType=proctrack/linuxproc
+TaskPlugin=$SLURM_TASK_PLUGIN
+SelectType=select/linear
+SchedulerType=sched/builtin
+MpiDefault=none
+TmpFS=$d/tmp
+ReturnToService=2
+SlurmdParameters=config_overrides
+KillOnBadExit=1
+KillWait=5
+MinJobAge=2
+JobCompType=jobcomp/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+CONF
+    for ((i = 1; i < k; ++i)); do
+      echo "NodeName=$SLURM_PREFIX-$i NodeAddr=$SUBNET.$((i + 1)) CPUs=$slots State=UNKNOWN"
+    done
+    echo "PartitionName=$SLURM_PREFIX Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+  } >"$d/slurm.conf"
+}
+
+# Starts munged, slurmctld and the slurmds, and waits (bounded) until every
+# node is idle.
+slurm_bring_up() {
+  local k=$1 i d=$SLURM_D deadline out idle
+  : >"$d/pids"
+  # munged, in host 0: its socket is a file, which every host reaches.
+  slurm_start munged 0 "" "" munged --foreground --origin="$SUBNET.1" \
+    --key-file="$d/munge/munge.key" --socket="$d/munge/munge.socket" \
+    --pid-file="$d/munge/munged.pid" \
+    --seed-file="$d/munge/munged.seed"
+  deadline=$((SECONDS + SLURM_TIMEOUT))
+  until [[ -S $d/munge/munge.socket ]] && munge -n -S "$d/munge/munge.socket" >/dev/null 2>&1; do
+    slurm_check_alive
+    ((SECONDS < deadline)) || die "slurm up: munged did not answer on $d/munge/munge.socket within $SLURM_TIMEOUT s"
+    sleep 0.05  # a bounded poll of munged's socket
+  done
+  slurm_start slurmctld 0 "" "" slurmctld -D -c -f "$d/slurm.conf"
+  deadline=$((SECONDS + SLURM_TIMEOUT))
+  # The slurmds register with slurmctld when they start: wait for it first.
+  until out=$(slurm_client scontrol ping 2>&1) && [[ $out == *UP* ]]; do
+    slurm_check_alive
+    ((SECONDS < deadline)) ||
+      die "slurm up: slurmctld did not answer within $SLURM_TIMEOUT s (scontrol ping: ${out//$'\n'/ }); the end of its output:
+$(tail -8 "$d/log/slurmctld.out" 2>/dev/null)"
+    sleep 0.05  # a bounded poll of slurmctld
+  done
+  for ((i = 1; i < k; ++i)); do
+    # Each slurmd has its own mount namespace, in which TmpFS (where the
+    # PMIx plugin puts its per-job directories) is the node's own
+    # directory: the hosts share /tmp and every other path.
+    slurm_start "slurmd-$SLURM_PREFIX-$i" "$i" "$d/node/$SLURM_PREFIX-$i/tmp" "$d/tmp" slurmd -D -N "$SLURM_PREFIX-$i" -f "$d/slurm.conf"
+  done
+  deadline=$((SECONDS + SLURM_TIMEOUT))
+  while :; do
+    out=$(slurm_client sinfo -h -N -o '%N %T' 2>&1) || true
+    idle=$(awk '$2 == "idle"' <<<"$out" | wc -l)
+    ((idle < k - 1)) || break
+    slurm_check_alive
+    ((SECONDS < deadline)) ||
+      die "slurm up: $idle of $((k - 1)) nodes idle after $SLURM_TIMEOUT s (sinfo: ${out//$'\n'/; }); the end of the daemons' output:
+$(tail -n 4 "$d"/log/slurm*.out 2>/dev/null)"
+    sleep 0.05  # a bounded poll of the nodes' state
+  done
+}
+
+# Stops the daemons recorded in the prefix's pids file: SIGTERM, up to 10 s,
+# then SIGKILL. Only processes whose pid and start time both match.
+slurm_stop() {
+  local d name pid start e
+  d=$(slurm_dir "$1")
+  [[ -f $d/pids ]] || return 0
+  local -a live=()
+  while read -r name pid start; do
+    [[ -n $pid && $(proc_start "$pid") == "$start" ]] || continue
+    kill -TERM "$pid" 2>/dev/null || true
+    live+=("$pid:$start:$name")
+  done <"$d/pids"
+  ((${#live[@]})) || return 0
+  slurm_wait_gone 10 && return 0
+  echo "$PROG: warning: still running 10 s after SIGTERM, killing them (pid:start:name): ${live[*]}" >&2
+  for e in "${live[@]}"; do
+    IFS=: read -r pid start name <<<"$e"
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  slurm_wait_gone 5 && return 0
+  echo "$PROG: error: cannot stop (pid:start:name): ${live[*]}" >&2
+  return 1
+}
+
+# slurm_wait_gone SECONDS: waits (bounded) until none of the caller's
+# `live` entries (PID:START:NAME) runs any more; keeps the ones that do.
+slurm_wait_gone() {
+  local deadline=$((SECONDS + $1)) e pid start name
+  local -a alive
+  while :; do
+    alive=()
+    for e in "${live[@]}"; do
+      IFS=: read -r pid start name <<<"$e"
+      [[ $(proc_start "$pid") != "$start" ]] || alive+=("$e")
+    done
+    live=("${alive[@]}")
+    ((${#live[@]})) || return 0
+    ((SECONDS < deadline)) || return 1
+    sleep 0.05  # a bounded poll until the daemons have exited
+  done
+}
+
+# Removes the prefix's Slurm directory (after the processes using it are
+# gone), unmounting anything still mounted below it in this namespace.
+slurm_remove_dir() {
+  local d mnt
+  d=$(slurm_dir "$1")
+  [[ -e $d ]] || return 0
+  awk -v d="$d" '$2 == d || index($2, d "/") == 1 {print $2}' /proc/self/mounts | sort -r |
+    while read -r mnt; do umount -l "$mnt" 2>/dev/null || true; done
+  rm -rf "$d" || { echo "$PROG: error: cannot remove $d" >&2; return 1; }
+}
+
+# slurm up K [--slots S] [up's options] | slurm run [--prefix P] -- COMMAND...
+# | slurm down [--prefix P]
+cmd_slurm() {
+  (($#)) || usage
+  local sub=$1
+  shift
+  case $sub in
+    up) cmd_slurm_up "$@" ;;
+    run) cmd_slurm_run "$@" ;;
+    down)
+      parse_options "$@"
+      ((${#REST[@]} == 0)) || die "slurm down: unexpected argument '${REST[0]}'"
+      [[ -z $CPUS_PER_HOST ]] || die "slurm down: --cpus-per-host is an option of slurm up"
+      need_root "slurm down"
+      teardown "$PREFIX"
+      ;;
+    *) die "slurm: unknown command '$sub'; allowed: up, run, down" ;;
+  esac
+}
+
+cmd_slurm_up() {
+  (($#)) || usage
+  local k=$1 args=() slots='' t0=$EPOCHREALTIME
+  shift
+  check_hosts "$k"
+  ((k >= 2)) || die "slurm up: needs at least 2 hosts (host 0 runs slurmctld, hosts 1..K-1 run slurmd)"
+  while (($#)); do
+    case $1 in
+      --slots) (($# >= 2)) || die "--slots needs a value"; slots=$2; shift 2 ;;
+      --slots=*) slots=${1#*=}; shift ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  if [[ -n $slots ]]; then
+    [[ $slots =~ ^[0-9]+$ ]] && ((slots >= 1 && slots <= 1024)) ||
+      die "invalid --slots '$slots'; allowed: 1..1024 (the CPUs each node offers to Slurm)"
+  fi
+  parse_options "${args[@]}"
+  ((${#REST[@]} == 0)) || die "slurm up: unexpected argument '${REST[0]}'"
+  need_root "slurm up"
+  slurm_probe
+  ((${#SLURM_PROBLEMS[@]} == 0)) || die "slurm up: Slurm is not usable on this machine: $(IFS=';'; echo "${SLURM_PROBLEMS[*]}")"
+  [[ ! -e $(slurm_dir "$PREFIX") ]] ||
+    die "slurm up: $(slurm_dir "$PREFIX") exists already (a Slurm cluster with prefix '$PREFIX' is up, or was not taken down); remove it with '$PROG slurm down --prefix $PREFIX'"
+  UP_SLURM=1 UP_SLURM_SLOTS=$slots
+  cmd_up "$k" "${args[@]}"
+  echo "$PROG: slurm up: slurmctld in $PREFIX-0, slurmd in $PREFIX-1..$PREFIX-$((k - 1)) ($UP_SLURM_SLOTS CPUs each, $SLURM_TASK_PLUGIN), all idle; $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s. Jobs: $PROG slurm run --prefix $PREFIX -- srun --mpi=pmix -N $((k - 1)) ..."
+}
+
+cmd_slurm_run() {
+  parse_options "$@"
+  [[ -z $CPUS_PER_HOST ]] || die "slurm run: --cpus-per-host is an option of slurm up"
+  ((${#REST[@]})) || die "slurm run: no command given (e.g. '$PROG slurm run -- srun --mpi=pmix -N 2 -n 4 PROGRAM')"
+  [[ ${REST[0]} != -- ]] || REST=("${REST[@]:1}")
+  ((${#REST[@]})) || die "slurm run: no command given (e.g. '$PROG slurm run -- srun --mpi=pmix -N 2 -n 4 PROGRAM')"
+  need_root "slurm run"
+  SLURM_D=$(slurm_dir "$PREFIX")
+  [[ -f $SLURM_D/slurm.conf ]] && ip netns list | awk '{print $1}' | grep -qFx "$PREFIX-0" ||
+    die "slurm run: no Slurm cluster with prefix '$PREFIX' is up; start one with '$PROG slurm up K --prefix $PREFIX'"
+  # A surrounding job's variables (a real Slurm allocation, mpirun,
+  # rondo-run) must not leak into this cluster's jobs: every SLURM_* (set
+  # srun's input variables inside COMMAND), and the job context of PMIx,
+  # PMI and Open MPI (their MCA parameters are kept).
+  local v
+  for v in $(compgen -e); do
+    case $v in
+      OMPI_MCA_* | PMIX_MCA_*) ;;
+      SLURM_* | PMIX_* | PMI_* | OMPI_* | RONDO_RUN_SOCKET | RONDO_RUN_KEY | RONDO_RANK | RONDO_SIZE) unset "$v" ;;
+    esac
+  done
+  export SLURM_CONF=$SLURM_D/slurm.conf
+  # The ranks use the hosts' interface over TCP, never shared memory
+  # (which would bypass the links between the emulated hosts).
+  export UCX_TLS=${UCX_TLS:-tcp} UCX_NET_DEVICES=$IFACE
+  export OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=$IFACE OMPI_MCA_pml=ob1
+  export CLUSTER_PREFIX=$PREFIX CLUSTER_SH=$SELF CLUSTER_IFACE=$IFACE
+  enter_host "$PREFIX" 0 $$
+  # shellcheck disable=SC2031  # INTO is set by enter_host just above
+  exec "${PIN[@]}" "${INTO[@]}" "${REST[@]}"
+}
+
 cmd_check() {
   local problems=() ns="rondo-check-$$"
   if (($(id -u) != 0)); then
@@ -1015,6 +1404,12 @@ cmd_check() {
       echo "missing: $launcher (Debian package $package): no 'launch $mpi'"
     fi
   done
+  slurm_probe
+  if ((${#SLURM_PROBLEMS[@]} == 0)); then
+    echo "ok: slurm $SLURM_VERSION (slurmctld, slurmd, srun, munged; srun --mpi=list: $SLURM_MPI_LIST): 'slurm up/run/down'"
+  else
+    echo "missing: slurm ($(IFS=';'; echo "${SLURM_PROBLEMS[*]}")): no 'slurm' mode"
+  fi
   if ((${#problems[@]})); then
     echo "$PROG check: this machine cannot run an emulated cluster:" >&2
     local p
@@ -1037,6 +1432,7 @@ case $CMD in
   measure) cmd_measure "$@" ;;
   rsh) cmd_rsh "$@" ;;
   launch) cmd_launch "$@" ;;
+  slurm) cmd_slurm "$@" ;;
   -h | --help | help) usage ;;
-  *) die "unknown command '$CMD'; allowed: check, up, down, run, exec, rsh, launch, show, measure" ;;
+  *) die "unknown command '$CMD'; allowed: check, up, down, run, exec, rsh, launch, slurm, show, measure" ;;
 esac
