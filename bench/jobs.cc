@@ -78,6 +78,7 @@ const char* LauncherName(Launcher launcher) {
     case Launcher::kMpich: return "mpirun.mpich";
     case Launcher::kClusterOpenMpi: return "cluster openmpi";
     case Launcher::kClusterMpich: return "cluster mpich";
+    case Launcher::kClusterSrun: return "srun";
   }
   return "?";
 }
@@ -117,6 +118,17 @@ std::vector<std::string> JobCommand(const JobSpec& spec) {
   } else if (spec.launcher == Launcher::kClusterMpich) {
     argv = {spec.launcher_path, "launch", "mpich", "--", "-n",
             std::to_string(spec.ranks)};
+  } else if (spec.launcher == Launcher::kClusterSrun) {
+    // Slurm's time limit is in minutes; a job over it is killed.
+    argv = {spec.launcher_path,
+            "--mpi=pmix",
+            "-N",
+            std::to_string(spec.ranks),
+            "-n",
+            std::to_string(spec.ranks),
+            "--ntasks-per-node=1",
+            "--kill-on-bad-exit=1",
+            "--time=" + std::to_string((spec.timeout_s + 59) / 60)};
   } else {
     argv = {spec.launcher_path,
             "--allow-run-as-root",
@@ -143,6 +155,9 @@ std::string LauncherDescription(Launcher launcher, const std::string& bind) {
   if (launcher == Launcher::kClusterMpich)
     return "cluster.sh launch mpich -- -n N (mpirun.mpich in host 0, one "
            "rank per host; bench/cluster/cluster.sh)";
+  if (launcher == Launcher::kClusterSrun)
+    return "srun --mpi=pmix -N N -n N --ntasks-per-node=1 (slurmctld in host "
+           "0, one slurmd and one rank per other host; cluster.sh slurm)";
   return "mpirun --allow-run-as-root --oversubscribe -n N " +
          Join(MpirunBindOptions(bind));
 }

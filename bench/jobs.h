@@ -64,10 +64,21 @@ std::string FindExecutable(const char* argv0, const std::string& rel,
 // (bench/cluster/cluster.sh; launcher_path is cluster.sh): the launcher
 // starts one rank per host over the emulated links (Rondo's programs run
 // under kClusterOpenMpi too, through PMIx, as a cluster starts them).
-enum class Launcher { kRondoRun, kMpirun, kMpich, kClusterOpenMpi, kClusterMpich };
+// kClusterSrun: Slurm's `srun --mpi=pmix -N N -n N --ntasks-per-node=1`
+// inside host 0 of an emulated Slurm cluster (`cluster.sh slurm run`;
+// launcher_path is srun): one rank per compute node, PMIx for both Rondo's
+// and Open MPI's programs.
+enum class Launcher {
+  kRondoRun,
+  kMpirun,
+  kMpich,
+  kClusterOpenMpi,
+  kClusterMpich,
+  kClusterSrun
+};
 
 // "rondo-run" | "mpirun" | "mpirun.mpich" | "cluster openmpi" |
-// "cluster mpich".
+// "cluster mpich" | "srun".
 const char* LauncherName(Launcher launcher);
 
 struct JobSpec {

@@ -10,7 +10,18 @@
 //       [--collectives ibcast,ireduce,iallreduce,iallgather,ialltoall]
 //       [--ranks 2] [--comm-us LIST] [--comp-us LIST] [--reps 7] [--full]
 //       [--tolerance 0.1]
-//       [--timeout S] [--quiet]
+//       [--timeout S] [--quiet] [--cluster K|auto [--rate R]
+//       [--launcher mpirun|srun]]
+//
+// --cluster K runs on K emulated hosts (bench/cluster), one rank per host,
+// started by each library's own launcher in host 0 (--launcher mpirun: Open
+// MPI's mpirun for Rondo and Open MPI through PMIx, Hydra for MPICH), or by
+// Slurm (--launcher srun: `cluster.sh slurm up K+1` puts slurmctld in an
+// extra host 0 and slurmd on the K others, this driver runs inside host 0
+// through `cluster.sh slurm run`, each job is `srun --mpi=pmix -N K -n K
+// --ntasks-per-node=1`, and `slurm down` removes everything afterwards;
+// MPICH is skipped there: Debian's MPICH has no PMIx client). The results
+// have the same schema either way.
 //
 // The measuring program is bench/overlap.c, built twice from the same
 // source: overlap_rondo (Rondo's mpi.h) and overlap_openmpi (Open MPI's). It
@@ -185,6 +196,10 @@ struct Args {
   bool quiet = false;
   bool cells = false;  // print the per-cell tables
   std::string mpirun = "/usr/bin/mpirun";
+  // --cluster only: mpirun (Open MPI's and MPICH's own launchers in host 0)
+  // or srun (an emulated Slurm cluster: `cluster.sh slurm`).
+  std::string launcher = "mpirun";
+  std::string srun = "/usr/bin/srun";
   std::vector<std::string> program_override;  // hidden: LIB=PATH
   std::vector<std::string> command;           // argv, for the report
 };
@@ -659,7 +674,11 @@ class Driver {
                    "' is not allowed; expected a link rate in tc's units "
                    "between 1mbit and 1tbit, such as 1gbit or 250mbit (the "
                    "communication targets follow from it)");
-      if (a_.inside_cluster &&
+      if (a_.inside_cluster && a_.launcher == "srun" &&
+          (Env("CLUSTER_SH").empty() || Env("SLURM_CONF").empty()))
+        return Bad("--inside-cluster --launcher srun: not inside `cluster.sh "
+                   "slurm run` (CLUSTER_SH, SLURM_CONF)");
+      if (a_.inside_cluster && a_.launcher != "srun" &&
           (Env("CLUSTER_SH").empty() ||
            Env("CLUSTER_HOSTS") != std::to_string(hosts_)))
         return Bad("--inside-cluster: not inside `cluster.sh run " +
@@ -705,9 +724,15 @@ class Driver {
     }
     const std::string prefix =
         "ovl" + std::to_string(static_cast<long>(getpid()) % 100000000);
-    std::vector<std::string> argv = {sh,     "run", std::to_string(hosts_),
-                                     "--rate", a_.rate, "--prefix",
-                                     prefix,  "--",   self};
+    const bool srun = a_.launcher == "srun";
+    // Slurm: a controller host more than the compute nodes; the driver
+    // runs in it (`slurm run`) and `slurm down` removes everything after.
+    std::vector<std::string> argv =
+        srun ? std::vector<std::string>{sh, "slurm", "run", "--prefix",
+                                        prefix, "--", self}
+             : std::vector<std::string>{sh,     "run", std::to_string(hosts_),
+                                        "--rate", a_.rate, "--prefix",
+                                        prefix,  "--",   self};
     for (size_t i = 1; i < a_.command.size(); ++i) {
       const std::string& w = a_.command[i];
       if (w == "--cluster") {
@@ -721,18 +746,44 @@ class Driver {
     argv[argv.size() - 2] = std::to_string(hosts_);
     std::printf(
         "overlap: an emulated cluster of %d hosts, one rank per host, links "
-        "at %s (bench/cluster/cluster.sh run, removed afterwards)\n",
-        hosts_, a_.rate.c_str());
+        "at %s (bench/cluster/cluster.sh %s, removed afterwards)\n",
+        hosts_, a_.rate.c_str(),
+        srun ? "slurm: slurmctld in an extra host 0, ranks started by srun"
+             : "run");
     std::fflush(stdout);
     bool interrupted = false;
-    const int rc = RunCommand(argv, Environment(), &interrupted);
+    if (!srun) {
+      const int rc = RunCommand(argv, Environment(), &interrupted);
+      return interrupted && rc == 0 ? 1 : rc;
+    }
+    const std::vector<std::string> up = {sh,       "slurm",  "up",
+                                         std::to_string(hosts_ + 1),
+                                         "--rate", a_.rate, "--prefix",
+                                         prefix};
+    const std::vector<std::string> down = {sh, "slurm", "down", "--prefix",
+                                           prefix};
+    int rc = RunCommand(up, Environment(), &interrupted);
+    if (rc == 0 && !interrupted) rc = RunCommand(argv, Environment(),
+                                                 &interrupted);
+    bool ignored = false;
+    const int down_rc = RunCommand(down, Environment(), &ignored);
+    if (down_rc != 0)
+      std::fprintf(stderr, "overlap: cluster.sh slurm down --prefix %s "
+                   "exited %d\n", prefix.c_str(), down_rc);
     return interrupted && rc == 0 ? 1 : rc;
   }
 
   // Checks the arguments, finds the programs and plans the jobs; 0, or the
   // exit status (2 bad arguments, 1 nothing can run).
   int Setup() {
+    if (a_.launcher != "mpirun" && a_.launcher != "srun")
+      return Bad("--launcher: '" + a_.launcher +
+                 "' is not allowed; expected mpirun or srun");
     if (const int rc = ParseCluster(); rc != 0) return rc;
+    if (a_.launcher == "srun" && hosts_ == 0)
+      return Bad("--launcher srun is only allowed with --cluster K: srun "
+                 "starts the ranks on an emulated Slurm cluster of K compute "
+                 "hosts");
     if (!a_.ranks.empty() || hosts_ == 0) {
       const std::string given = a_.ranks.empty() ? "2" : a_.ranks;
       char* end = nullptr;
@@ -830,6 +881,15 @@ class Driver {
       if (program.empty()) {
         missing += "; build it with `bazel build -c opt //bench:overlap_" +
                    library + "`";
+      } else if (cluster && a_.launcher == "srun" && library == "mpich") {
+        missing = "Debian's MPICH 4.0.2 has no PMIx client and srun starts "
+                  "ranks through PMIx here (--launcher srun runs Rondo and "
+                  "Open MPI)";
+      } else if (cluster && a_.launcher == "srun") {
+        if (Executable(a_.srun))
+          launcher = a_.srun;
+        else
+          missing = a_.srun + " not found (Debian package slurm-client)";
       } else if (library == "mpich" && !Executable(a_.mpirun_mpich)) {
         missing = a_.mpirun_mpich +
                   " not found (Debian package mpich; or --mpirun-mpich PATH)";
@@ -891,7 +951,9 @@ class Driver {
         job.config = c;
         job.program = programs_[library].first;
         job.launcher_path = programs_[library].second;
-        if (cluster)
+        if (cluster && a_.launcher == "srun")
+          job.launcher = Launcher::kClusterSrun;
+        else if (cluster)
           job.launcher = c.library == "mpich" ? Launcher::kClusterMpich
                                               : Launcher::kClusterOpenMpi;
         else
@@ -1885,6 +1947,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--mpirun", a.mpirun,
                  "Open MPI's mpirun (default /usr/bin/mpirun)");
+  app.add_option("--launcher", a.launcher,
+                 "with --cluster: mpirun (each library's own launcher in "
+                 "host 0, the default) or srun (an emulated Slurm cluster, "
+                 "srun --mpi=pmix: Rondo and Open MPI)");
+  app.add_option("--srun", a.srun, "Slurm's srun (default /usr/bin/srun)");
   app.add_flag("--quiet", a.quiet,
                "no progress bars or command lines: the job lines, the "
                "summary and the files");

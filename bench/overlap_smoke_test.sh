@@ -21,7 +21,7 @@ py=/usr/bin/python3
 for bad in "--ranks 0" "--configs nonsense" "--collectives ibarrier" \
            "--comm-us 0" "--libraries lam" "--tolerance 5" "--cluster 1" \
            "--cluster two" "--cluster 100000" "--rate 5 --cluster 2" \
-           "--comm-bytes 7"; do
+           "--comm-bytes 7" "--launcher srun" "--launcher pbs --cluster 2"; do
   set +e
   # shellcheck disable=SC2086
   "$dir/overlap" $bad --plot-dir "$tmp/bad" > "$tmp/bad.out" 2> "$tmp/bad.err"
