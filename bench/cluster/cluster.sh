@@ -1145,6 +1145,10 @@ SlurmdParameters=config_overrides
 KillOnBadExit=1
 KillWait=5
 MinJobAge=2
+# A lost node (its slurmd and steps gone) is declared down after 10 s,
+# not Slurm's default 300 s, and its jobs end with NODE_FAIL: the emulated
+# hosts answer within milliseconds when they are alive.
+SlurmdTimeout=10
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none

@@ -18,12 +18,15 @@
  *   rank R FAIL: what, expected, got
  * and aborts the job (MPI_Abort, code 3).
  *
- *   slurm_check [--bytes N] [--abort-rank R]
+ *   slurm_check [--bytes N] [--abort-rank R] [--rounds K]
  *
  * --bytes N: bytes each rank sends to the next in a ring (default 1 MiB).
  * --abort-rank R: rank R prints "rank R aborting" and calls abort() right
  * after its first line, while the others wait for it in the ring: for the
  * test that a dead rank ends the job with an error naming it.
+ * --rounds K: repeat the ring and the allreduce K times (default 1), each
+ * round printing "rank R round I": a long job, for the test that a lost
+ * node ends it.
  */
 #include <errno.h>
 #include <mpi.h>
@@ -36,10 +39,12 @@ static int g_rank = -1;
 static void Usage(const char* why) {
   fprintf(stderr,
           "slurm_check: %s\n"
-          "Usage: slurm_check [--bytes N] [--abort-rank R]\n"
+          "Usage: slurm_check [--bytes N] [--abort-rank R] [--rounds K]\n"
           "  --bytes N       bytes each rank sends to the next (1..268435456; "
           "default 1048576)\n"
-          "  --abort-rank R  rank R calls abort() after its first line\n",
+          "  --abort-rank R  rank R calls abort() after its first line\n"
+          "  --rounds K      repeat the ring and the allreduce K times "
+          "(1..1000000; default 1)\n",
           why);
 }
 
@@ -182,12 +187,14 @@ static void DynamicBcast(int rank, int size) {
 #endif
 
 int main(int argc, char** argv) {
-  long bytes = 1L << 20, abort_rank = -1;
+  long bytes = 1L << 20, abort_rank = -1, rounds = 1;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--bytes") == 0 && i + 1 < argc) {
       bytes = ParseLong("--bytes", argv[++i], 1, 1L << 28);
     } else if (strcmp(argv[i], "--abort-rank") == 0 && i + 1 < argc) {
       abort_rank = ParseLong("--abort-rank", argv[++i], 0, 1L << 20);
+    } else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      rounds = ParseLong("--rounds", argv[++i], 1, 1000000);
     } else {
       char why[256];
       snprintf(why, sizeof why, "unknown or incomplete argument '%s'",
@@ -216,8 +223,14 @@ int main(int argc, char** argv) {
     fflush(stdout);
     abort();
   }
-  if (size >= 2) Ring(rank, size, bytes);
-  Iallreduce(rank, size);
+  for (long round = 0; round < rounds; ++round) {
+    if (rounds > 1 && rank == 0) {
+      printf("rank %d round %ld\n", rank, round);
+      fflush(stdout);
+    }
+    if (size >= 2) Ring(rank, size, bytes);
+    Iallreduce(rank, size);
+  }
 #ifdef RONDO_MPI
   if (size >= 2) DynamicBcast(rank, size);
 #endif

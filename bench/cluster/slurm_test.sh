@@ -10,7 +10,9 @@
 # place ranks 0,1 on node 1 and 2,3 on node 2 on their hosts' cores, pass
 # its point-to-point, MPI_Iallreduce and (Rondo) MPIX_Dynamic_bcast checks,
 # and move its bytes over the hosts' links; a rank that calls abort() must
-# end the job with an error naming it, and leave no job or step behind;
+# end the job with an error naming it, and leave no job or step behind; a
+# compute node lost mid-job (its slurmd, step and ranks killed) must end the
+# job with srun naming the node, and leave the queue empty;
 # `slurm down` must take under 30 s and leave no namespace, cgroup, daemon,
 # mount or file, and a second one must be harmless. Hosts with every CPU
 # must get task/affinity, whose --cpu-bind=cores gives each task of a node
@@ -262,6 +264,29 @@ for lib in Rondo "Open MPI"; do
   only_slurmd_within 30 || fail "$lib: processes left in the compute hosts 30 s after the job: $LEFT"
   ok "$lib: rank 3's abort() ends the job (exit $rc, 'srun: error: $P-2: task 3: Aborted') in $(elapsed "$t0" "$(now)") s; queue empty, no step left"
 done
+
+# ---- a node lost mid-job (its slurmd, step and ranks gone at once) ----
+# Slurm declares it down (SlurmdTimeout=10 in the generated slurm.conf) and
+# ends the job with NODE_FAIL; the ranks on the surviving node are stopped,
+# nothing hangs. Rondo's program, a long loop of rings and allreduces.
+t0=$(now)
+timeout 180 "$CLUSTER" slurm run --prefix "$P" -- \
+  srun --mpi=pmix -N 2 -n 2 "$CHECK" --rounds 1000000 >"$OUT" 2>"$ERR" &
+job=$!
+# Wait (bounded) until the job computes, then take node 2 down.
+for ((i = 0; i < 300; ++i)); do
+  grep -q "^rank 0 round 3$" "$OUT" 2>/dev/null && break
+  sleep 0.1  # a bounded poll of the job's output
+done
+grep -q "^rank 0 round 3$" "$OUT" || fail "node loss: the job never got going: $(tail -3 "$ERR")"
+for pid in $(ip netns pids "$P-2"); do kill -9 "$pid" 2>/dev/null || true; done
+rc=0
+wait "$job" || rc=$?
+[[ $rc -ne 124 ]] || fail "node loss: the job did not end within 180 s"
+[[ $rc -ne 0 ]] || fail "node loss: the job exited with 0"
+grep -q "Node failure on $P-2" "$ERR" || fail "node loss: srun did not name the lost node: $(tail -5 "$ERR")"
+queue_empty_within 30 || fail "node loss: the queue is not empty 30 s after the job ended: $QUEUE"
+ok "node $P-2 lost mid-job: the job ends (exit $rc, 'srun: error: Node failure on $P-2') in $(elapsed "$t0" "$(now)") s; queue empty"
 
 # ---- slurm down, twice ----
 t0=$(now)
