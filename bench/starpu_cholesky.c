@@ -60,16 +60,6 @@
 #include <math.h>
 #include <sched.h>
 #include <starpu.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-/* StarPU 1.3.10 keeps about 1 KiB allocated in starpu_init by a module it
- * unloads again (LeakSanitizer cannot name it, so no suppression matches
- * it): its allocations are not leak-checked; Rondo's are. */
-#define STARPU_CALL_UNCHECKED(call) \
-  (__lsan_disable(), __extension__({ int r_ = (call); __lsan_enable(); r_; }))
-#else
-#define STARPU_CALL_UNCHECKED(call) (call)
-#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +71,7 @@
 #include "engine/rondo_engine.h"
 #include "nmad/rondo_nmad.h"
 #include "nmad/starpu/rondo_starpu.h"
+#include "nmad/starpu/starpu_unchecked.h"
 
 /* ---- options and layout ---- */
 

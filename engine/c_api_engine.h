@@ -22,6 +22,10 @@ Engine* Get() noexcept;
 // kInvalidArgument for null.
 Status Install(std::unique_ptr<Engine> engine, std::string* error = nullptr);
 
+// The C APIs' RONDO_* code for `s` (rondo_engine.h), shared by every C API
+// built over the engine so that one Status always maps to one code.
+int Code(Status s) noexcept;
+
 }  // namespace rondo::engine::capi
 
 #endif  // RONDO_ENGINE_C_API_ENGINE_H_

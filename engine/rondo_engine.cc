@@ -34,23 +34,7 @@ std::mutex g_mu;                  // guards init/finalize
 std::unique_ptr<Engine> g_engine; // the documented global engine instance
 thread_local std::string t_last_error;
 
-int Code(Status s) {
-  switch (s) {
-    case Status::kOk: return RONDO_OK;
-    case Status::kInProgress: return RONDO_IN_PROGRESS;
-    case Status::kNoResource: return RONDO_ERR_NO_RESOURCE;
-    case Status::kInvalidArgument: return RONDO_ERR_INVALID_ARGUMENT;
-    case Status::kBusy: return RONDO_ERR_BUSY;
-    case Status::kTruncated: return RONDO_ERR_TRUNCATED;
-    case Status::kPeerFailed: return RONDO_ERR_PEER_FAILED;
-    case Status::kCanceled: return RONDO_ERR_CANCELED;
-    case Status::kShutdown: return RONDO_ERR_SHUTDOWN;
-    case Status::kTimedOut: return RONDO_ERR_TIMED_OUT;
-    case Status::kUnsupported: return RONDO_ERR_UNSUPPORTED;
-    case Status::kInternal: return RONDO_ERR_INTERNAL;
-  }
-  return RONDO_ERR_INTERNAL;
-}
+using rondo::engine::capi::Code;
 
 TaskResult Trampoline(void* arg) noexcept {
   auto* t = static_cast<CTask*>(arg);
@@ -83,6 +67,24 @@ Status Install(std::unique_ptr<Engine> engine, std::string* error) {
   }
   g_engine = std::move(engine);
   return Status::kOk;
+}
+
+int Code(Status s) noexcept {
+  switch (s) {
+    case Status::kOk: return RONDO_OK;
+    case Status::kInProgress: return RONDO_IN_PROGRESS;
+    case Status::kNoResource: return RONDO_ERR_NO_RESOURCE;
+    case Status::kInvalidArgument: return RONDO_ERR_INVALID_ARGUMENT;
+    case Status::kBusy: return RONDO_ERR_BUSY;
+    case Status::kTruncated: return RONDO_ERR_TRUNCATED;
+    case Status::kPeerFailed: return RONDO_ERR_PEER_FAILED;
+    case Status::kCanceled: return RONDO_ERR_CANCELED;
+    case Status::kShutdown: return RONDO_ERR_SHUTDOWN;
+    case Status::kTimedOut: return RONDO_ERR_TIMED_OUT;
+    case Status::kUnsupported: return RONDO_ERR_UNSUPPORTED;
+    case Status::kInternal: return RONDO_ERR_INTERNAL;
+  }
+  return RONDO_ERR_INTERNAL;
 }
 
 }  // namespace rondo::engine::capi

@@ -45,23 +45,7 @@ using rondo::nmad::Session;
 thread_local std::string t_last_error;
 thread_local std::string t_failure_text;
 
-int Code(Status s) {
-  switch (s) {
-    case Status::kOk: return RONDO_OK;
-    case Status::kInProgress: return RONDO_IN_PROGRESS;
-    case Status::kNoResource: return RONDO_ERR_NO_RESOURCE;
-    case Status::kInvalidArgument: return RONDO_ERR_INVALID_ARGUMENT;
-    case Status::kBusy: return RONDO_ERR_BUSY;
-    case Status::kTruncated: return RONDO_ERR_TRUNCATED;
-    case Status::kPeerFailed: return RONDO_ERR_PEER_FAILED;
-    case Status::kCanceled: return RONDO_ERR_CANCELED;
-    case Status::kShutdown: return RONDO_ERR_SHUTDOWN;
-    case Status::kTimedOut: return RONDO_ERR_TIMED_OUT;
-    case Status::kUnsupported: return RONDO_ERR_UNSUPPORTED;
-    case Status::kInternal: return RONDO_ERR_INTERNAL;
-  }
-  return RONDO_ERR_INTERNAL;
-}
+using rondo::engine::capi::Code;
 
 int Fail(int code, std::string message) {
   t_last_error = std::move(message);

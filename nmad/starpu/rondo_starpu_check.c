@@ -22,16 +22,6 @@
  * Rank 0 prints "rondo_starpu_check: ok (N checks)" when every rank passed. */
 #define _GNU_SOURCE
 #include <starpu.h>
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-/* StarPU 1.3.10 keeps about 1 KiB allocated in starpu_init by a module it
- * unloads again (LeakSanitizer cannot name it, so no suppression matches
- * it): its allocations are not leak-checked; Rondo's are. */
-#define STARPU_CALL_UNCHECKED(call) \
-  (__lsan_disable(), __extension__({ int r_ = (call); __lsan_enable(); r_; }))
-#else
-#define STARPU_CALL_UNCHECKED(call) (call)
-#endif
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +29,7 @@
 
 #include "nmad/rondo_nmad.h"
 #include "nmad/starpu/rondo_starpu.h"
+#include "nmad/starpu/starpu_unchecked.h"
 
 static int checks, failures, me = -1, n = 0;
 

@@ -161,6 +161,27 @@ static inline int chk_class(int rc) {
   return cls;
 }
 
+/* A call that must fail: its code `rc` has class `cls` and, with Rondo, its
+ * message (MPI_Error_string) names `word` (the argument, or what is
+ * wrong). Other libraries' messages are not checked. */
+static inline void check_error(const char* what, int rc, int cls,
+                               const char* word) {
+  char w[800];
+  snprintf(w, sizeof w, "%s: error class", what);
+  check_ll(w, cls, chk_class(rc));
+#ifdef RONDO_MPI
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  msg[0] = 0;
+  MPI_Error_string(rc, msg, &len);
+  snprintf(w, sizeof w, "%s: message \"%.300s\" names \"%s\"", what, msg,
+           word);
+  check_true(w, strstr(msg, word) != NULL);
+#else
+  (void)word;
+#endif
+}
+
 /* Never returns NULL; n may be 0. */
 static inline void* chk_malloc(size_t bytes) {
   void* p = malloc(bytes ? bytes : 1);

@@ -594,21 +594,8 @@ static void t_cart_sub(void) {
   chk_context("");
 }
 
-static void expect(const char* what, int rc, int cls, const char* word) {
-  char w[800];
-  snprintf(w, sizeof w, "%s: error class", what);
-  check_ll(w, cls, chk_class(rc));
-#ifdef RONDO_MPI
-  char msg[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  msg[0] = 0;
-  MPI_Error_string(rc, msg, &len);
-  snprintf(w, sizeof w, "%s: message \"%s\" names \"%s\"", what, msg, word);
-  check_true(w, strstr(msg, word) != NULL);
-#else
-  (void)word;
-#endif
-}
+/* The bad-argument checks: check.h's check_error. */
+#define expect check_error
 
 static void t_bad_args(const Topo* ring) {
   chk_context("bad arguments");
