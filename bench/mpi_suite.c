@@ -109,9 +109,7 @@
  * Human lines go to stderr unless --quiet. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <mpi.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -972,61 +970,31 @@ static void Case(const Options* o, int t, size_t bytes) {
 
 /* ---- A watchdog over MPI_Finalize (banner) ---- */
 
-typedef struct Watch {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done;
-  const char* out; /* --out, or NULL */
-} Watch;
-
-static void* WatchMain(void* arg) {
-  Watch* w = arg;
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += kFinalizeWatchS;
-  pthread_mutex_lock(&w->mu);
-  while (!w->done)
-    if (pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT) break;
-  const int done = w->done;
-  pthread_mutex_unlock(&w->mu);
-  if (done) return NULL;
+/* Says that MPI_Finalize hung (ctx: --out, or NULL), on stderr and in
+ * OUT.finalize.RANK for the driver. */
+static void OnFinalizeHang(void* ctx) {
+  const char* out = ctx;
   fprintf(stderr,
           "mpi_suite: %s rank %d: MPI_Finalize did not return within %d s; "
           "exiting with status 5 (every result was written before)\n",
           impl_, rank_, kFinalizeWatchS);
-  if (w->out != NULL) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s.finalize.%d", w->out, rank_);
-    FILE* f = fopen(path, "w");
-    if (f != NULL) {
-      fprintf(f,
-              "{\"type\": \"finalize_hang\", \"impl\": \"%s\", \"rank\": "
-              "%d, \"seconds\": %d}\n",
-              impl_, rank_, kFinalizeWatchS);
-      fclose(f);
-    }
-  }
-  fflush(NULL);
-  _exit(5);
+  if (out == NULL) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s.finalize.%d", out, rank_);
+  FILE* f = fopen(path, "w");
+  if (f == NULL) return;
+  fprintf(f,
+          "{\"type\": \"finalize_hang\", \"impl\": \"%s\", \"rank\": "
+          "%d, \"seconds\": %d}\n",
+          impl_, rank_, kFinalizeWatchS);
+  fclose(f);
 }
 
 /* MPI_Finalize, ending the process with status 5 if it has not returned
  * after kFinalizeWatchS seconds. */
 static int FinalizeWatched(const char* out) {
-  static Watch w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
-                    NULL};
-  w.out = out;
-  pthread_t tid;
-  const int watching = pthread_create(&tid, NULL, WatchMain, &w) == 0;
-  const int rc = MPI_Finalize();
-  if (watching) {
-    pthread_mutex_lock(&w.mu);
-    w.done = 1;
-    pthread_cond_signal(&w.cv);
-    pthread_mutex_unlock(&w.mu);
-    pthread_join(tid, NULL);
-  }
-  return rc;
+  return BenchFinalizeWatched(MPI_Finalize, kFinalizeWatchS, OnFinalizeHang,
+                              (void*)out);
 }
 
 int main(int argc, char** argv) {

@@ -79,6 +79,7 @@
 #include "bench/overlap_calibrate.h"
 #include "bench/overlap_clock.h"
 #include "bench/overlap_metrics.h"
+#include "bench/prog_util.h"
 
 /* ---- clocks ---- */
 
@@ -1218,54 +1219,25 @@ static void CheckClock(Bench* b) {
  * says so in a fail line (rank 0) and exits with status 5, instead of
  * holding the job until the launcher's timeout. */
 enum { kFinalizeWatchS = 30 };
-typedef struct {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done;
-  int rank;
-} Watch;
-
-static void* WatchMain(void* arg) {
-  Watch* w = arg;
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += kFinalizeWatchS;
-  pthread_mutex_lock(&w->mu);
-  while (!w->done)
-    if (pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT) break;
-  const int done = w->done;
-  pthread_mutex_unlock(&w->mu);
-  if (done) return NULL;
+static void OnFinalizeHang(void* ctx) {
+  const int rank = *(const int*)ctx;
   fprintf(stderr,
           "overlap: rank %d: MPI_Finalize did not return within %d s; "
           "exiting (the results are written)\n",
-          w->rank, kFinalizeWatchS);
-  if (w->rank == 0)
+          rank, kFinalizeWatchS);
+  if (rank == 0)
     Emit("{\"type\": \"fail\", \"what\": \"MPI_Finalize did not return "
          "within %d s (the library hung in its finalization; every result "
          "but the impact ratio is written)\", \"finalize_hang\": true}",
          kFinalizeWatchS);
   if (g_out) fflush(g_out);
-  _exit(5);
 }
 
 static int FinalizeWatched(int rank) {
-  static Watch w;
-  pthread_mutex_init(&w.mu, NULL);
-  pthread_cond_init(&w.cv, NULL);
-  w.done = 0;
-  w.rank = rank;
-  pthread_t tid;
-  const int watching = pthread_create(&tid, NULL, WatchMain, &w) == 0;
-  const int rc = MPI_Finalize();
-  if (watching) {
-    pthread_mutex_lock(&w.mu);
-    w.done = 1;
-    pthread_cond_signal(&w.cv);
-    pthread_mutex_unlock(&w.mu);
-    pthread_join(tid, NULL);
-  }
-  return rc;
+  static int watched_rank;
+  watched_rank = rank;
+  return BenchFinalizeWatched(MPI_Finalize, kFinalizeWatchS, OnFinalizeHang,
+                              &watched_rank);
 }
 
 /* ---- main ---- */

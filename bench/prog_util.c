@@ -2,8 +2,11 @@
 
 #include "bench/prog_util.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 double BenchNowNs(void) {
   struct timespec ts;
@@ -61,4 +64,50 @@ double BenchParseDouble(const char* prog, const char* s, const char* what,
     exit(2);
   }
   return v;
+}
+
+typedef struct FinalizeWatch {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done;
+  int seconds;
+  void (*on_hang)(void*);
+  void* ctx;
+} FinalizeWatch;
+
+static void* FinalizeWatchMain(void* arg) {
+  FinalizeWatch* w = arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += w->seconds;
+  pthread_mutex_lock(&w->mu);
+  while (!w->done)
+    if (pthread_cond_timedwait(&w->cv, &w->mu, &until) == ETIMEDOUT) break;
+  const int done = w->done;
+  pthread_mutex_unlock(&w->mu);
+  if (done) return NULL;
+  if (w->on_hang != NULL) w->on_hang(w->ctx);
+  fflush(NULL);
+  _exit(5);
+}
+
+int BenchFinalizeWatched(int (*finalize)(void), int seconds,
+                         void (*on_hang)(void* ctx), void* ctx) {
+  static FinalizeWatch w = {PTHREAD_MUTEX_INITIALIZER,
+                            PTHREAD_COND_INITIALIZER, 0, 0, NULL, NULL};
+  w.done = 0;
+  w.seconds = seconds;
+  w.on_hang = on_hang;
+  w.ctx = ctx;
+  pthread_t tid;
+  const int watching = pthread_create(&tid, NULL, FinalizeWatchMain, &w) == 0;
+  const int rc = finalize();
+  if (watching) {
+    pthread_mutex_lock(&w.mu);
+    w.done = 1;
+    pthread_cond_signal(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(tid, NULL);
+  }
+  return rc;
 }

@@ -2,7 +2,8 @@
  * bench/mpi_suite.c), plain C with no MPI call, so that the same object
  * links into the programs built against each MPI library: order statistics
  * computed as bench/report.cc does, JSON string output, strict number
- * parsing and the monotonic clock. Thread-safety: pure functions. */
+ * parsing, the monotonic clock and a watchdog over MPI_Finalize.
+ * Thread-safety: pure functions, except the watchdog (one call at a time). */
 #ifndef RONDO_BENCH_PROG_UTIL_H_
 #define RONDO_BENCH_PROG_UTIL_H_
 
@@ -30,6 +31,16 @@ void BenchJsonString(FILE* f, const char* s);
  * allowed; expected a number in lo..hi" and exits with status 2. */
 double BenchParseDouble(const char* prog, const char* s, const char* what,
                         double lo, double hi);
+
+/* Runs `finalize` (the program's MPI_Finalize: this file has no MPI) under a
+ * watchdog thread. If it has not returned after `seconds`, the watchdog
+ * calls on_hang(ctx) (which says so, in the program's own words and files),
+ * flushes every stream and ends the process with status 5, instead of
+ * holding the job until the launcher's timeout (MPICH 4.0.2 over UCX
+ * sometimes never returns from MPI_Finalize). Returns finalize()'s value;
+ * without a thread (pthread_create failed) it only calls finalize. */
+int BenchFinalizeWatched(int (*finalize)(void), int seconds,
+                         void (*on_hang)(void* ctx), void* ctx);
 
 #ifdef __cplusplus
 }
