@@ -72,6 +72,26 @@ std::vector<uint32_t> OccurrenceTags(const std::vector<int>& peers) {
   return tags;
 }
 
+// Creates a topology's communicator over comm_old's first `n` ranks (all
+// of them for the distributed graphs), named after its parent and `kind`,
+// with `topo` set; *out is MPI_COMM_NULL and *made null on the ranks past
+// n. Every rank of comm_old takes a child sequence number, so that the
+// names agree.
+int MakeTopoComm(State& st, Comm& c, int n, const char* kind, int topo,
+                 MPI_Comm* out, CommPtr* made, const char* fn) {
+  const uint64_t seq = c.child_seq.fetch_add(1);
+  *out = MPI_COMM_NULL;
+  made->reset();
+  if (c.rank >= n) return MPI_SUCCESS;
+  std::vector<int> members(c.world.begin(), c.world.begin() + n);
+  const int err = MakeComm(st, c, c.id + "." + std::to_string(seq) + kind,
+                           std::move(members), out, fn);
+  if (err != MPI_SUCCESS) return err;
+  *made = st.comms.Get(*out);
+  (*made)->topo = topo;
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 void SetNeighborhood(Comm& c) {
@@ -180,15 +200,9 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
                       "the grid has " + std::to_string(total) +
                           " processes but comm_old only " +
                           std::to_string(c->size));
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  *comm_cart = MPI_COMM_NULL;
-  if (c->rank >= total) return MPI_SUCCESS;
-  std::vector<int> members(c->world.begin(), c->world.begin() + total);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "cart",
-                 std::move(members), comm_cart, kFn);
-  if (err != MPI_SUCCESS) return err;
-  CommPtr n = st->comms.Get(*comm_cart);
-  n->topo = MPI_CART;
+  CommPtr n;
+  err = MakeTopoComm(*st, *c, total, "cart", MPI_CART, comm_cart, &n, kFn);
+  if (err != MPI_SUCCESS || !n) return err;
   n->dims.assign(dims, dims + ndims);
   n->periods.resize(ndims);
   for (int i = 0; i < ndims; ++i) n->periods[i] = periods[i] != 0;
@@ -343,12 +357,10 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
                  ? err
                  : RaiseError(c.get(), MPI_ERR_RANK, kFn,
                               "destinations holds MPI_PROC_NULL");
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "dg", c->world,
-                 comm_dist_graph, kFn);
+  CommPtr n;
+  err = MakeTopoComm(*st, *c, c->size, "dg", MPI_DIST_GRAPH, comm_dist_graph,
+                     &n, kFn);
   if (err != MPI_SUCCESS) return err;
-  CommPtr n = st->comms.Get(*comm_dist_graph);
-  n->topo = MPI_DIST_GRAPH;
   n->sources.assign(sources, sources + indegree);
   n->destinations.assign(destinations, destinations + outdegree);
   n->weighted = sourceweights != MPI_UNWEIGHTED &&
@@ -463,15 +475,10 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
                         "edges[" + std::to_string(e) + "] = " +
                             std::to_string(edges[e]) + " (must be 0.." +
                             std::to_string(nnodes - 1) + ")");
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  *comm_graph = MPI_COMM_NULL;
-  if (c->rank >= nnodes) return MPI_SUCCESS;
-  std::vector<int> members(c->world.begin(), c->world.begin() + nnodes);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "graph",
-                 std::move(members), comm_graph, kFn);
-  if (err != MPI_SUCCESS) return err;
-  CommPtr n = st->comms.Get(*comm_graph);
-  n->topo = MPI_GRAPH;
+  CommPtr n;
+  err = MakeTopoComm(*st, *c, nnodes, "graph", MPI_GRAPH, comm_graph, &n,
+                     kFn);
+  if (err != MPI_SUCCESS || !n) return err;
   n->graph_index.assign(index, index + nnodes);
   n->graph_edges.assign(edges, edges + nedges);
   SetNeighborhood(*n);
@@ -613,12 +620,10 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
       out_w.push_back(w);
     }
   }
-  const uint64_t seq = c->child_seq.fetch_add(1);
-  err = MakeComm(*st, *c, c->id + "." + std::to_string(seq) + "dgc", c->world,
-                 comm_dist_graph, kFn);
+  CommPtr g;
+  err = MakeTopoComm(*st, *c, c->size, "dgc", MPI_DIST_GRAPH, comm_dist_graph,
+                     &g, kFn);
   if (err != MPI_SUCCESS) return err;
-  CommPtr g = st->comms.Get(*comm_dist_graph);
-  g->topo = MPI_DIST_GRAPH;
   g->sources = std::move(in);
   g->destinations = std::move(out);
   g->weighted = weighted;
