@@ -483,7 +483,17 @@ static void t_rss(void) {
   }
   const long after = rss_kib();
   check_ll("allreduce values over 1000 starts (wrong)", 0, bad);
-  if (before > 0 && after > 0) {
+#if defined(__SANITIZE_THREAD__)
+  /* ThreadSanitizer grows RSS with its own shadow and synchronisation
+   * metadata for every new address it sees (600-840 KiB over these 1,000
+   * starts in CI), which says nothing of Rondo: the plain and ASan runs of
+   * this test check it. */
+  if (me == 0) printf("SKIP RSS growth under ThreadSanitizer\n");
+  const int measure = 0;
+#else
+  const int measure = before > 0 && after > 0;
+#endif
+  if (measure) {
     char w[160];
     snprintf(w, sizeof w, "RSS growth over 1000 starts %ld KiB (<= 512 KiB)",
              after - before);
