@@ -74,6 +74,7 @@ int PostSendBytes(const void* data, size_t bytes, int dest, int tag,
     return MPI_SUCCESS;
   }
   r.kind = MpiRequest::Kind::kSend;
+  r.peer = dest;
   Comm& c = *r.comm;
   Status s = mode == SendMode::kSynchronous
                  ? c.p2p->Issend(c.world[dest], tag, data, bytes, r.req)
@@ -148,6 +149,7 @@ int PostRecv(void* buf, int count, int source, int tag, MpiRequest& r,
     data = r.staging.data();
   }
   r.kind = MpiRequest::Kind::kRecv;
+  r.peer = source;  // may be MPI_ANY_SOURCE (negative)
   const int src = source == MPI_ANY_SOURCE ? kAnySource : c.world[source];
   Status s = matched != nullptr
                  ? c.p2p->Mrecv(*matched, data, bytes, r.req)

@@ -83,7 +83,10 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
       r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
       Status s = r.req.status();
       if (s != Status::kOk)
-        r.error = StatusError(r.comm.get(), s, fn, "send", -1);
+        r.error = StatusError(
+            r.comm.get(), s, fn,
+            r.peer >= 0 ? "send to rank " + std::to_string(r.peer) : "send",
+            r.peer);
       break;
     }
     case MpiRequest::Kind::kRecv: {
@@ -109,8 +112,13 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
                 std::to_string(r.type->size()) + " bytes; " +
                 std::to_string(info.received) + " bytes were delivered");
       } else if (s != Status::kOk && s != Status::kCanceled) {
-        r.error = StatusError(r.comm.get(), s, fn, "receive",
-                              r.status.MPI_SOURCE);
+        const int from =
+            r.status.MPI_SOURCE >= 0 ? r.status.MPI_SOURCE : r.peer;
+        r.error = StatusError(
+            r.comm.get(), s, fn,
+            from >= 0 ? "receive from rank " + std::to_string(from)
+                      : "receive",
+            from);
       }
       break;
     }

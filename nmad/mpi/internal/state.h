@@ -275,6 +275,7 @@ struct MpiRequest {
   int error = MPI_SUCCESS;
   bool cancel_requested = false;
   const char* fn = "";  // the MPI function that started it
+  int peer = -1;  // the peer's rank in comm, if one (error messages)
   std::unique_ptr<PersistentOp> persistent;  // null: an ordinary request
   // kSendrecv (MPI_Isendrecv, MPI_Isendrecv_replace): the send (0) and the
   // receive (1), each an ordinary request of its own; the request is done
@@ -311,6 +312,7 @@ struct MpiRequest {
     error = MPI_SUCCESS;
     cancel_requested = false;
     fn = "";
+    peer = -1;
     if (persistent) persistent.reset();
     if (halves) halves.reset();
   }

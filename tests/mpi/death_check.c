@@ -1,0 +1,113 @@
+/* death_check: a rank dies (SIGKILL) in the middle of a job; the survivors,
+ * with MPI_ERRORS_RETURN, get MPIX_ERR_PROC_FAILED from a receive and a
+ * send addressed to it, and the error string names the dead rank, instead
+ * of hanging or reporting nobody. Run by run_mpi_test.sh with EXPECT=fatal
+ * (the launcher exits non-zero and names the killed rank); the text checked
+ * is this program's summary line, printed by rank 0 only when every
+ * survivor saw the failure as expected.
+ *
+ *   death_check            (at least 2 ranks; the last one dies)
+ *
+ * Survivors report to rank 0 over MPI (they are alive), then leave with
+ * _exit: MPI_Finalize's closing barrier would wait for the dead rank. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* 1 when `rc` is MPIX_ERR_PROC_FAILED and its string names "rank <victim>"
+ * (followed by a non-digit); the reason is written to why otherwise. */
+static int NamesVictim(int rc, int victim, char* why, size_t why_len) {
+  if (rc == MPI_SUCCESS) {
+    snprintf(why, why_len, "expected MPIX_ERR_PROC_FAILED got MPI_SUCCESS");
+    return 0;
+  }
+  int cls = 0, len = 0;
+  char text[MPI_MAX_ERROR_STRING];
+  MPI_Error_class(rc, &cls);
+  MPI_Error_string(rc, text, &len);
+  if (cls != MPIX_ERR_PROC_FAILED) {
+    snprintf(why, why_len, "expected class MPIX_ERR_PROC_FAILED got %d (%s)",
+             cls, text);
+    return 0;
+  }
+  char needle[32];
+  snprintf(needle, sizeof needle, "rank %d", victim);
+  for (const char* p = strstr(text, needle); p; p = strstr(p + 1, needle)) {
+    const char next = p[strlen(needle)];
+    if (next < '0' || next > '9') return 1;
+  }
+  snprintf(why, why_len, "the error does not name rank %d: %s", victim, text);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) {
+    printf("FAIL death_check: needs at least 2 ranks, got %d\n", size);
+    MPI_Finalize();
+    return 1;
+  }
+  const int victim = size - 1;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  /* A receive posted before the death, completed by it. */
+  int v = 0;
+  MPI_Request early = MPI_REQUEST_NULL;
+  if (rank != victim) MPI_Irecv(&v, 1, MPI_INT, victim, 7, MPI_COMM_WORLD, &early);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == victim) {
+    raise(SIGKILL);
+    return 1; /* not reached */
+  }
+  char why[MPI_MAX_ERROR_STRING + 128];
+  int ok = 1;
+  const int wait_rc = MPI_Wait(&early, MPI_STATUS_IGNORE);
+  if (!NamesVictim(wait_rc, victim, why, sizeof why)) {
+    printf("FAIL death_check rank %d: MPI_Wait on a receive from rank %d: %s\n",
+           rank, victim, why);
+    ok = 0;
+  }
+  /* A receive and a send posted after it. */
+  const int recv_rc = MPI_Recv(&v, 1, MPI_INT, victim, 8, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE);
+  if (!NamesVictim(recv_rc, victim, why, sizeof why)) {
+    printf("FAIL death_check rank %d: MPI_Recv from rank %d: %s\n", rank,
+           victim, why);
+    ok = 0;
+  }
+  /* Large enough for a rendezvous: the send cannot complete locally. */
+  static char big[1 << 20];
+  const int send_rc = MPI_Send(big, (int)sizeof big, MPI_BYTE, victim, 9,
+                               MPI_COMM_WORLD);
+  if (!NamesVictim(send_rc, victim, why, sizeof why)) {
+    printf("FAIL death_check rank %d: MPI_Send to rank %d: %s\n", rank,
+           victim, why);
+    ok = 0;
+  }
+  fflush(stdout);
+  /* The survivors' verdicts, gathered by rank 0 with point-to-point
+   * messages among live ranks. */
+  if (rank == 0) {
+    int all = ok;
+    for (int r = 1; r < victim; ++r) {
+      int theirs = 0;
+      const int rc = MPI_Recv(&theirs, 1, MPI_INT, r, 10, MPI_COMM_WORLD,
+                              MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS || !theirs) all = 0;
+    }
+    if (all)
+      printf("death_check: %d surviving ranks saw rank %d fail, named\n",
+             victim, victim);
+    else
+      printf("FAIL death_check: a survivor did not see rank %d fail as "
+             "expected\n", victim);
+  } else {
+    MPI_Send(&ok, 1, MPI_INT, 0, 10, MPI_COMM_WORLD);
+  }
+  fflush(stdout);
+  _exit(ok ? 0 : 1);
+}
