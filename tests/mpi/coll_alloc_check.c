@@ -4,7 +4,8 @@
  * The program replaces malloc and friends (forwarding to glibc's
  * __libc_* functions) and counts the calls made by the main thread between
  * chk_count_begin() and chk_count_end(), over 200 warm blocking calls each
- * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce and MPI_Allgather,
+ * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgather and
+ * MPI_Neighbor_alltoall (a periodic ring: two sends and two receives),
  * and 200 MPI_Start + MPI_Wait of a warm persistent MPI_Allreduce_init
  * (its schedule, Operation and staging are the request's own).
  *   - On one rank the schedules send no message (copies at most): the
@@ -128,11 +129,21 @@ int main(int argc, char** argv) {
 
   static const char* const kNames[] = {"barrier", "bcast", "allreduce",
                                        "reduce", "allgather",
-                                       "allreduce_init start"};
+                                       "allreduce_init start",
+                                       "neighbor_alltoall"};
   MPI_Request persistent;
   MPI_Allreduce_init(in, out, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                      MPI_INFO_NULL, &persistent);
-  for (int c = 0; c < 6; ++c) {
+  /* A periodic ring: block 0 goes to the -1 neighbour, block 1 to the +1
+   * one; block 0 comes from the -1 neighbour (its block 1), block 1 from
+   * the +1 one (its block 0). */
+  int dims[1] = {size}, periods[1] = {1};
+  MPI_Comm ring;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+  float blocks[2 * kCount], got[2 * kCount];
+  for (int i = 0; i < 2 * kCount; ++i)
+    blocks[i] = (float)(rank * 10 + i / kCount);
+  for (int c = 0; c < 7; ++c) {
     long long counted = 0;
     for (int phase = 0; phase < 2; ++phase) {
       const int calls = phase == 0 ? kWarm : kCalls;
@@ -154,6 +165,10 @@ int main(int argc, char** argv) {
           case 5:
             MPI_Start(&persistent);
             MPI_Wait(&persistent, MPI_STATUS_IGNORE);
+            break;
+          case 6:
+            MPI_Neighbor_alltoall(blocks, kCount, MPI_FLOAT, got, kCount,
+                                  MPI_FLOAT, ring);
             break;
         }
         /* A rooted collective lets the root run ahead by any number of
@@ -182,6 +197,13 @@ int main(int argc, char** argv) {
                  (long long)out[i]);
     }
   }
+  for (int i = 0; i < kCount; ++i) {
+    check_ll("neighbor_alltoall block from -1", prev * 10 + 1,
+             (long long)got[i]);
+    check_ll("neighbor_alltoall block from +1", next * 10,
+             (long long)got[kCount + i]);
+  }
+  MPI_Comm_free(&ring);
   MPI_Request_free(&persistent);
   const int rc = chk_finish("coll_alloc_check");
   MPI_Finalize();
