@@ -37,6 +37,8 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -87,6 +89,14 @@ struct RecvOp : PostedReceive {
   std::atomic<bool> user_done{false};
   Status worst = Status::kOk;
   PartCompletion part_done[wire::kMaxParts];
+  // A truncating receive of early rendezvous data (kRtsDataPosted): the
+  // part that straddles the end of the buffer lands whole here, and its
+  // first scratch_len bytes are copied to scratch_dst (UCX delivers
+  // nothing into a truncated receive). Error path only.
+  std::unique_ptr<uint8_t[]> scratch;
+  int scratch_part = -1;
+  uint8_t* scratch_dst = nullptr;
+  size_t scratch_len = 0;
 };
 
 // A chunk kept for later (unexpected, out of order, or for a session that
@@ -230,6 +240,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   }
 
   void FinishPacket(PacketBuf& b, Status s) noexcept {
+    b.data_with_rts.clear();  // started (or failed) by FlushGate already
     if (Request* req = b.req) {
       b.req = nullptr;
       req->Complete(IsError(s) ? s : Status::kOk);
@@ -298,10 +309,23 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
         }
         b->ops.clear();
         b->rts_ids.clear();
+        b->data_with_rts.clear();
         r.PutBuf(b);
         r.MarkDirty(g);  // retried on the next pass of the rail's task
         return;
       }
+      // The announced rendezvous with early data: their parts leave now
+      // (the drivers' own rendezvous holds them until the receiver posts
+      // its receives), or fail with the packet that carried the RTS.
+      for (SendOp* op : b->data_with_rts) {
+        if (IsError(s)) {
+          FinishUser(op, s);
+          Free(op);
+        } else {
+          StartRdvSend(g.rank, op, op->len);
+        }
+      }
+      b->data_with_rts.clear();
       Bump(r.counters.packets_sent);
       Bump(r.counters.chunks_sent, chunks.size());
       for (PendingChunk* pc : chunks) {
@@ -440,6 +464,9 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     auto* pc = reinterpret_cast<PartCompletion*>(c);
     auto* op = static_cast<RecvOp*>(pc->owner);
     if (IsError(s) && s != Status::kTruncated) op->worst = s;
+    if (op->scratch && pc == &op->part_done[op->scratch_part] &&
+        s == Status::kOk)
+      std::memcpy(op->scratch_dst, op->scratch.get(), op->scratch_len);
     if (op->driver_ops.fetch_sub(1, std::memory_order_acq_rel) == 1)
       op->core->FinishRecv(op);
   }
@@ -461,9 +488,18 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     Free(op);
   }
 
-  // Starts the data phase of a matched rendezvous (receiver side).
+  // Starts the data phase of a matched rendezvous (receiver side). With
+  // `data_posted` (kRtsDataPosted) the sender has posted every part
+  // already and waits for no ready-to-receive: each non-empty part gets a
+  // receive, trimmed to what this receive takes (0 bytes drains a part it
+  // does not take, so that the sender's part completes).
   void StartRdvRecv(RecvOp* op, int peer, uint64_t rdv_id, uint64_t msg_size,
-                    const wire::RdvPart* parts, int nparts) noexcept {
+                    const wire::RdvPart* parts, int nparts,
+                    bool data_posted) noexcept {
+    if (data_posted) {
+      StartEarlyRdvRecv(op, peer, rdv_id, msg_size, parts, nparts);
+      return;
+    }
     uint64_t accepted = std::min<uint64_t>(op->len, msg_size);
     if (op->req) {
       op->req->info_.size = msg_size;
@@ -503,6 +539,68 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     }
   }
 
+  void StartEarlyRdvRecv(RecvOp* op, int peer, uint64_t rdv_id,
+                         uint64_t msg_size, const wire::RdvPart* parts,
+                         int nparts) noexcept {
+    const uint64_t accepted = std::min<uint64_t>(op->len, msg_size);
+    if (op->req) {
+      op->req->info_.size = msg_size;
+      op->req->info_.received = accepted;
+    }
+    op->peer = peer;
+    op->core = this;
+    int posted = 0;
+    for (int i = 0; i < nparts; ++i) posted += parts[i].bytes > 0 ? 1 : 0;
+    // The plan was checked at decoding (parts add up); a part on a rail
+    // that is not a remote one cannot be received (nor drained): refuse
+    // the message (the sender's parts on such rails fail by themselves).
+    if (posted == 0 || !PartsOnValidRails(parts, nparts, peer == rank,
+                                          loopback)) {
+      if (posted != 0) counters.bad_packets.fetch_add(1);
+      if (op->req) op->req->info_.received = 0;
+      FinishRecv(op);
+      return;
+    }
+    wire::RdvPart trimmed[wire::kMaxParts];
+    TrimParts(parts, nparts, accepted, trimmed);
+    op->driver_ops.store(posted, std::memory_order_release);
+    uint64_t offset = 0;
+    for (int i = 0; i < nparts; ++i) {
+      const uint64_t whole = parts[i].bytes;
+      if (whole == 0) continue;
+      const uint64_t n = trimmed[i].bytes;
+      PartCompletion& pc = op->part_done[i];
+      pc.c.fn = &RecvPartDone;
+      pc.owner = op;
+      uint8_t* dst = n > 0 ? op->buf + offset : nullptr;
+      uint64_t len = n;
+      if (n > 0 && n < whole) {
+        // The part that straddles the end of the buffer: whole into
+        // scratch, its head copied out at completion.
+        op->scratch.reset(new (std::nothrow) uint8_t[whole]);
+        if (op->scratch) {
+          op->scratch_part = i;
+          op->scratch_dst = dst;
+          op->scratch_len = n;
+          dst = op->scratch.get();
+          len = whole;
+        } else {
+          // No memory for it: drain the part, deliver nothing of it.
+          if (op->req) op->req->info_.received = offset;
+          dst = nullptr;
+          len = 0;
+        }
+      }
+      offset += n;
+      const uint64_t key = RdvKey(rdv_id, i);
+      Rail& r = *rails[parts[i].rail];
+      r.Run([&r, peer, key, dst, len, pc = &pc] {
+        Status s = r.driver->PostRdvRecv(peer, key, dst, len, &pc->c);
+        if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
+      });
+    }
+  }
+
   // The peer is ready: sends the data (sender side). Rail lock held.
   void HandleRtr(int peer, const ChunkView& c) noexcept {
     Gate& g = *gates[peer];
@@ -521,8 +619,16 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
                    peer, static_cast<unsigned long long>(c.rdv_id));
       return;
     }
+    StartRdvSend(peer, op, c.accepted);
+  }
+
+  // Posts the parts of rendezvous send `op` to `peer`, trimmed to the
+  // `accepted` first bytes: after its ready-to-receive, or with its RTS
+  // (data_posted, all of it). Rail lock held.
+  void StartRdvSend(int peer, SendOp* op, uint64_t accepted) noexcept {
+    Gate& g = *gates[peer];
     wire::RdvPart trimmed[wire::kMaxParts];
-    int active = TrimParts(op->parts, op->nparts, c.accepted, trimmed);
+    int active = TrimParts(op->parts, op->nparts, accepted, trimmed);
     if (active == 0) {
       FinishUser(op, Status::kOk);
       Free(op);
@@ -706,7 +812,9 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       }
       g.rdv_receiving.push_back(r);
     }
-    StartRdvRecv(r, peer, c.rdv_id, c.msg_size, c.parts, c.nparts);
+    StartRdvRecv(r, peer, c.rdv_id, c.msg_size, c.parts, c.nparts,
+                 c.kind == ChunkKind::kRts &&
+                     (c.flags & wire::kRtsDataPosted) != 0);
   }
 
   void RunHandler(SessionState* s, int peer, const ChunkView& c) noexcept {
@@ -752,7 +860,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       g.rdv_receiving.push_back(r);
     }
     StartRdvRecv(r, m.source_, m.rdv_id_, m.body_size_,
-                 static_cast<const wire::RdvPart*>(m.parts_), m.nparts_);
+                 static_cast<const wire::RdvPart*>(m.parts_), m.nparts_,
+                 /*data_posted=*/false);
     return Status::kOk;
   }
 
@@ -804,6 +913,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       op->kind = ChunkKind::kRts;
       PlanRendezvous(s, op);
       op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kRts, op->nparts);
+      // Early data: a synchronous send must not complete before the
+      // receiver matched, which only the ready-to-receive tells.
+      op->data_posted =
+          options.rdv_early_data && !synchronous && dest != rank;
     }
     return Post(s, op);
   }
@@ -1255,6 +1368,12 @@ Result<std::unique_ptr<Core>> Core::Create(
   c.size = bootstrap->size();
   c.bootstrap = std::move(bootstrap);
   c.failures.Resize(c.size);
+  // The operations' pools are carved now: a first unexpected message (or
+  // rendezvous) in a steady state allocates nothing
+  // (tests/mpi/alloc_count_check.cc).
+  c.recv_pool.Reserve();
+  c.send_pool.Reserve();
+  c.stash_pool.Reserve();
   const bool remote = c.size > 1;
   // Rails: the remote ones (only when there are remote peers), then loopback.
   if (remote) {

@@ -89,6 +89,15 @@ std::vector<Var> MakeTable() {
          o.close_timeout_ms = static_cast<int>(ParseInt(v, 0, 600000));
        },
        [](const NmadOptions& o) { return std::to_string(o.close_timeout_ms); }},
+      {"RONDO_RDV_EARLY_DATA", "1", "0|1",
+       "rendezvous data posted with the request-to-send (1) or after the "
+       "ready-to-receive (0)",
+       [](NmadOptions& o, const std::string& v) {
+         o.rdv_early_data = engine::ParseBool(v);
+       },
+       [](const NmadOptions& o) {
+         return std::string(o.rdv_early_data ? "1" : "0");
+       }},
   };
 }
 

@@ -36,6 +36,12 @@ struct NmadOptions {
   bool ucx_peer_errors = false;
   // How long Finalize waits for endpoints to flush (RONDO_CLOSE_TIMEOUT_MS).
   int close_timeout_ms = 2000;
+  // A rendezvous send to another process posts its data parts with the
+  // request-to-send instead of after the ready-to-receive
+  // (RONDO_RDV_EARLY_DATA); the drivers' own rendezvous holds the data
+  // until the receiver matches (nmad/core.cc, StartRdvRecv). Synchronous
+  // sends always wait for the ready-to-receive.
+  bool rdv_early_data = true;
 
   static NmadOptions FromEnvironment();
   // Throws std::invalid_argument naming the bad field.

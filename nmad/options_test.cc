@@ -285,6 +285,17 @@ TEST_CASE("RONDO_CLOSE_TIMEOUT_MS", "[options]") {
     ExpectInvalid("RONDO_CLOSE_TIMEOUT_MS", bad);
 }
 
+TEST_CASE("RONDO_RDV_EARLY_DATA", "[options]") {
+  CHECK(NmadOptions{}.rdv_early_data);
+  for (const char* off : {"0", "false", "no", "off"}) {
+    Env env;
+    env.Set("RONDO_RDV_EARLY_DATA", off);
+    CHECK_FALSE(NmadOptions::FromEnvironment().rdv_early_data);
+  }
+  for (const char* bad : {"", "2", "later"})
+    ExpectInvalid("RONDO_RDV_EARLY_DATA", bad);
+}
+
 TEST_CASE("The error message names the variable, value and expected forms",
           "[options]") {
   Env env;
@@ -365,7 +376,7 @@ TEST_CASE("The engine knows every nmad variable", "[options]") {
   const std::vector<std::string_view> known = engine::KnownRondoVariables();
   const std::vector<std::string_view> nmad = NmadVariableNames();
   REQUIRE(nmad.size() == NmadOptions::Table().size());
-  REQUIRE(nmad.size() == 7);
+  REQUIRE(nmad.size() == 8);
   for (std::string_view name : nmad) {
     INFO(name);
     CHECK(name.substr(0, 6) == "RONDO_");

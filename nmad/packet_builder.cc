@@ -18,7 +18,9 @@ uint64_t BuildPacket(PacketBuf& b, Gate& g,
   uint64_t total = wire::kPacketHeaderSize;
   for (PendingChunk* pc : chunks) {
     auto* op = static_cast<SendOp*>(pc);
-    if (op->announces_rendezvous())
+    if (op->data_posted)
+      b.data_with_rts.push_back(op);
+    else if (op->announces_rendezvous())
       b.rts_ids.push_back(op->rdv_id);
     else
       b.ops.push_back(op);
@@ -27,6 +29,7 @@ uint64_t BuildPacket(PacketBuf& b, Gate& g,
     v.session = op->session;
     v.seq = op->seq;
     v.tag = op->tag;
+    v.flags = op->data_posted ? wire::kRtsDataPosted : 0;
     v.handler = op->handler;
     v.msg_size = op->len;
     v.rdv_id = op->rdv_id;
@@ -55,7 +58,7 @@ uint64_t BuildPacket(PacketBuf& b, Gate& g,
       add_data(op->am_header, op->am_header_size);
     if (op->kind == ChunkKind::kData || op->kind == ChunkKind::kAm)
       add_data(op->data, op->len);
-    if (op->announces_rendezvous()) {
+    if (op->announces_rendezvous() && !op->data_posted) {
       std::lock_guard<queues::SpinLock> lock(g.mu);
       g.rdv_waiting[op->rdv_id] = op;
     }

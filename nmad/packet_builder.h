@@ -48,7 +48,9 @@ inline size_t PacketBufBytes() {
 // larger payloads as their own iovec entries (borrowed from the sender).
 // The eager, AM and RTR operations go to b.ops (they complete with the
 // packet); a rendezvous announced (kRts, kAmRts) goes to b.rts_ids and
-// waits in g.rdv_waiting for its ready-to-receive (gate lock inside).
+// waits in g.rdv_waiting for its ready-to-receive (gate lock inside),
+// except a kRts with data_posted, which goes to b.data_with_rts (its parts
+// start once the packet is posted).
 // Returns the packet's size in bytes.
 uint64_t BuildPacket(PacketBuf& b, Gate& g,
                      std::span<strategies::PendingChunk* const> chunks);

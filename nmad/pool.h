@@ -42,6 +42,13 @@ class Pool {
     }
     return new (s->storage) T{};
   }
+  // Carves the first chunk now, if none is: the first Gets then allocate
+  // nothing (a pool first used on a fast path, e.g. the first unexpected
+  // message, long after start-up).
+  void Reserve() {
+    std::lock_guard<queues::SpinLock> lock(mu_);
+    if (free_ == nullptr && chunks_.empty()) Grow();
+  }
   // Gives `p` (from Get of this pool) back; null is ignored.
   void Put(T* p) noexcept {
     if (p == nullptr) return;

@@ -63,6 +63,9 @@ struct PacketBuf {
   std::vector<SendOp*> ops;       // eager, AM, RTR: freed with the packet
   Request* req = nullptr;         // a short packet's send (TrySendShort)
   std::vector<uint64_t> rts_ids;  // rendezvous announced by this packet
+  // Rendezvous announced by this packet whose parts start once it is
+  // posted (kRts with data_posted): not in rts_ids nor rdv_waiting.
+  std::vector<SendOp*> data_with_rts;
   std::vector<iovec> iov;
   std::vector<uint8_t> header;
 };

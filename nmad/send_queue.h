@@ -50,6 +50,9 @@ struct SendOp : strategies::PendingChunk {
   uint32_t am_header_size = 0;
   uint64_t rdv_id = 0;
   uint64_t accepted = 0;  // kRtr
+  // kRts: the parts are posted as soon as the RTS is (no kRtr expected;
+  // NmadOptions::rdv_early_data).
+  bool data_posted = false;
   int nparts = 0;
   wire::RdvPart parts[wire::kMaxParts];
   Request* req = nullptr;

@@ -77,7 +77,7 @@ size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
       Put<uint32_t>(p, c.session);
       Put<uint32_t>(p, c.seq);
       Put<int32_t>(p, c.tag);
-      Put<uint32_t>(p, 0);
+      Put<uint32_t>(p, c.flags);
       Put<uint64_t>(p, c.msg_size);
       Put<uint64_t>(p, c.rdv_id);
       break;
@@ -212,7 +212,7 @@ int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
         c.session = Get<uint32_t>(p);
         c.seq = Get<uint32_t>(p);
         c.tag = Get<int32_t>(p);
-        p += 4;
+        c.flags = Get<uint32_t>(p);
         c.msg_size = Get<uint64_t>(p);
         c.rdv_id = Get<uint64_t>(p);
         break;
@@ -232,6 +232,9 @@ int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
     }
     if ((kind == ChunkKind::kData || kind == ChunkKind::kRts) && c.tag < 0)
       return fail(At(i) + "negative tag " + std::to_string(c.tag));
+    if (kind == ChunkKind::kRts && (c.flags & ~kRtsKnownFlags) != 0)
+      return fail(At(i) + "unknown request-to-send flags " +
+                  std::to_string(c.flags));
     if ((kind == ChunkKind::kRtr || kind == ChunkKind::kRts) &&
         payload_size != 0)
       return fail(At(i) + "control chunk with a payload");

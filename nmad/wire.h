@@ -8,8 +8,12 @@
 // All integers are little-endian and read with memcpy (no alignment
 // assumption). Kinds:
 //   kData    an eager message: session, seq, tag; payload = the message.
-//   kRts     rendezvous request-to-send: session, seq, tag, message size,
-//            rendezvous id and the sender's split plan (rail, bytes) x parts.
+//   kRts     rendezvous request-to-send: session, seq, tag, flags, message
+//            size, rendezvous id and the sender's split plan (rail, bytes) x
+//            parts. Flag kRtsDataPosted: the sender posted every part with
+//            the RTS and expects no kRtr; the receiver posts a receive for
+//            every non-empty part (trimmed to what it accepts, 0 bytes to
+//            drain a part it does not take).
 //   kRtr     ready-to-receive: rendezvous id and the bytes the receiver takes
 //            (less than the message size when its buffer is smaller).
 //   kAm      active message: session, handler id, header and body inline.
@@ -52,6 +56,10 @@ enum class ChunkKind : uint8_t {
   kAmRts = 5,
 };
 
+// kRts flags (ChunkView::flags).
+inline constexpr uint32_t kRtsDataPosted = 1;
+inline constexpr uint32_t kRtsKnownFlags = kRtsDataPosted;
+
 struct RdvPart {
   uint8_t rail = 0;
   uint64_t bytes = 0;
@@ -63,6 +71,7 @@ struct ChunkView {
   uint32_t session = 0;
   uint32_t seq = 0;
   int32_t tag = 0;          // kData, kRts
+  uint32_t flags = 0;       // kRts: kRtsDataPosted
   uint32_t handler = 0;     // kAm, kAmRts
   uint64_t msg_size = 0;    // kData: payload size; kRts: message; kAm*: body
   uint64_t rdv_id = 0;      // kRts, kRtr, kAmRts

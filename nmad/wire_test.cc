@@ -132,6 +132,7 @@ void CheckSame(const Decoded& d, const std::vector<Spec>& specs) {
     CHECK(c.session == e.session);
     CHECK(c.seq == e.seq);
     CHECK(c.tag == e.tag);
+    CHECK(c.flags == e.flags);
     CHECK(c.handler == e.handler);
     CHECK(c.msg_size == e.msg_size);
     CHECK(c.rdv_id == e.rdv_id);
@@ -158,6 +159,7 @@ void Patch(std::vector<uint8_t>& buf, size_t off, T v) {
 // Offsets inside a chunk (from its first byte).
 constexpr size_t kKind = 0, kNparts = 1, kHeaderSize = 2, kPayloadSize = 4;
 constexpr size_t kTag = 16;            // kData, kRts
+constexpr size_t kRtsFlags = 20;       // kRts
 constexpr size_t kAmHeaderSize = 16;   // kAm, kAmRts
 constexpr size_t kMsgSize = 24;        // kRts, kAm, kAmRts
 constexpr size_t kRtsParts = 40;       // kRts, kAmRts: first part
@@ -216,6 +218,7 @@ TEST_CASE("Round trip of each chunk kind alone", "[wire]") {
       {Data(0xffffffff, 0xffffffff, 0x7fffffff, 1000)},
       {Rts(3, 4, 5, 6, {{0, 1}})},
       {Rts(3, 4, 5, 6, {{0, 0}})},  // empty rendezvous message: one part of 0
+      {RtsFlags(Rts(3, 4, 5, 7, {{0, 100000}, {1, 5}}), kRtsDataPosted)},
       {Rts(1, 2, 3, ~uint64_t{0},
            {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}, {5, 6}, {6, 7},
             {255, uint64_t{1} << 48}})},
@@ -401,6 +404,18 @@ TEST_CASE("Rejection of malformed chunks", "[wire]") {
     std::vector<uint8_t> c = Encode({Data(1, 1, 1, 10)});
     Patch<uint32_t>(c, kChunk0 + kPayloadSize, 9);
     ExpectReject(c, "1 trailing bytes");
+  }
+  SECTION("unknown request-to-send flags") {
+    std::vector<uint8_t> b = Encode({Rts(1, 1, 0, 1, {{0, 3}})});
+    Patch<uint32_t>(b, kChunk0 + kRtsFlags, 2);
+    ExpectReject(b, "chunk 0: unknown request-to-send flags 2");
+    Patch<uint32_t>(b, kChunk0 + kRtsFlags, kRtsDataPosted | 0x80000000u);
+    ExpectReject(b, "unknown request-to-send flags");
+    Patch<uint32_t>(b, kChunk0 + kRtsFlags, kRtsDataPosted);
+    Decoded d = DecodeCopy(b);
+    INFO("why: " << d.why);
+    REQUIRE(d.n == 1);
+    CHECK(d.chunks[0].flags == kRtsDataPosted);
   }
   SECTION("negative tag") {
     std::vector<uint8_t> b = Encode({Data(1, 1, 0, 3)});

@@ -62,6 +62,12 @@ inline ChunkSpec Rts(uint32_t session, uint32_t seq, int32_t tag, uint64_t id,
   return c;
 }
 
+// `c` (a kRts) with these flags (wire::kRtsDataPosted).
+inline ChunkSpec RtsFlags(ChunkSpec c, uint32_t flags) {
+  c.v.flags = flags;
+  return c;
+}
+
 inline ChunkSpec Rtr(uint64_t id, uint64_t accepted) {
   ChunkSpec c;
   c.v.kind = ChunkKind::kRtr;
