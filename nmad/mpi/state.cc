@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -423,21 +424,61 @@ int PMPI_Finalize(void) {
   rondo::nmad::mpi::DrainBufferedSends(*st);
   // Operations still running must finish before the rails close: requests
   // freed by MPI_Request_free, and (an erroneous program) requests never
-  // completed; those get a warning. The peers of a pending receive must
-  // have sent it, else this waits as MPI_Wait would.
+  // completed; those get a warning. A never-completed point-to-point
+  // request gets RONDO_CLOSE_TIMEOUT_MS to finish (its peer may still be
+  // on its way); then it is abandoned, with a second warning: a receive is
+  // cancelled, a send (nobody receives it) is left to the rails' close.
+  // Open MPI finalizes such a job too; waiting for ever would hang it.
   {
+    using rondo::nmad::mpi::MpiRequest;
     std::lock_guard<std::mutex> lock(st->detached_mu);
-    std::vector<rondo::nmad::mpi::MpiRequest*> pending;
+    std::vector<MpiRequest*> pending;
     st->requests.ForEachLive(
-        [&](int, rondo::nmad::mpi::MpiRequest& r) { pending.push_back(&r); });
+        [&](int, MpiRequest& r) { pending.push_back(&r); });
     size_t never_completed = 0;
     for (auto* r : pending)
       if (!rondo::nmad::mpi::IsDone(*r)) ++never_completed;
-    if (never_completed > 0)
+    if (never_completed > 0) {
       std::fprintf(stderr,
                    "rondo: MPI_Finalize on rank %d: %zu requests were never "
                    "completed (MPI_Wait/MPI_Test); finishing them first\n",
                    st->world_rank(), never_completed);
+      const int timeout_ms = st->core().options().close_timeout_ms;
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(timeout_ms);
+      auto p2p = [](const MpiRequest& r) {
+        return r.kind == MpiRequest::Kind::kSend ||
+               r.kind == MpiRequest::Kind::kRecv ||
+               r.kind == MpiRequest::Kind::kSendrecv;
+      };
+      size_t sends = 0, recvs = 0;
+      for (auto* r : pending) {
+        if (!p2p(*r)) continue;
+        while (!rondo::nmad::mpi::IsDone(*r) &&
+               std::chrono::steady_clock::now() < deadline)
+          (void)rondo::nmad::mpi::ProgressPass(*st, /*engine_too=*/true);
+        if (rondo::nmad::mpi::IsDone(*r)) continue;
+        MpiRequest* parts[2] = {r, nullptr};
+        if (r->kind == MpiRequest::Kind::kSendrecv)
+          parts[0] = &(*r->halves)[0], parts[1] = &(*r->halves)[1];
+        for (MpiRequest* q : parts) {
+          if (q == nullptr || q->req.done()) continue;
+          if (q->kind == MpiRequest::Kind::kRecv) {
+            ++recvs;
+            (void)q->comm->p2p->CancelRecv(q->req);
+          } else {
+            ++sends;
+            q->kind = MpiRequest::Kind::kDone;  // not waited for below
+          }
+        }
+      }
+      if (sends + recvs > 0)
+        std::fprintf(stderr,
+                     "rondo: MPI_Finalize on rank %d: after %d ms "
+                     "(RONDO_CLOSE_TIMEOUT_MS), %zu sends nobody received "
+                     "and %zu receives nobody sent are abandoned\n",
+                     st->world_rank(), timeout_ms, sends, recvs);
+    }
     for (uint32_t slot : st->detached)
       pending.push_back(st->requests.At(slot));
     for (auto* r : pending) rondo::nmad::mpi::WaitUntilDone(*st, *r);
