@@ -525,18 +525,24 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     for (int i = 0; i < nparts; ++i) {
       const uint64_t n = trimmed[i].bytes;
       if (n == 0) continue;
-      PartCompletion& pc = op->part_done[i];
-      pc.c.fn = &RecvPartDone;
-      pc.owner = op;
-      uint8_t* dst = op->buf + offset;
+      PostRecvPart(op, i, trimmed[i].rail, peer, rdv_id, op->buf + offset, n);
       offset += n;
-      const uint64_t key = RdvKey(rdv_id, i);
-      Rail& r = *rails[trimmed[i].rail];
-      r.Run([&r, peer, key, dst, n, pc = &pc] {
-        Status s = r.driver->PostRdvRecv(peer, key, dst, n, &pc->c);
-        if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
-      });
     }
+  }
+
+  // Posts the receive of part `i` of rendezvous `rdv_id` from `peer` on
+  // `rail`, `len` bytes at `dst`, completing into `op`.
+  void PostRecvPart(RecvOp* op, int i, int rail, int peer, uint64_t rdv_id,
+                    uint8_t* dst, uint64_t len) noexcept {
+    PartCompletion& pc = op->part_done[i];
+    pc.c.fn = &RecvPartDone;
+    pc.owner = op;
+    const uint64_t key = RdvKey(rdv_id, i);
+    Rail& r = *rails[rail];
+    r.Run([&r, peer, key, dst, len, pc = &pc] {
+      Status s = r.driver->PostRdvRecv(peer, key, dst, len, &pc->c);
+      if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
+    });
   }
 
   void StartEarlyRdvRecv(RecvOp* op, int peer, uint64_t rdv_id,
@@ -569,9 +575,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       const uint64_t whole = parts[i].bytes;
       if (whole == 0) continue;
       const uint64_t n = trimmed[i].bytes;
-      PartCompletion& pc = op->part_done[i];
-      pc.c.fn = &RecvPartDone;
-      pc.owner = op;
       uint8_t* dst = n > 0 ? op->buf + offset : nullptr;
       uint64_t len = n;
       if (n > 0 && n < whole) {
@@ -592,12 +595,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
         }
       }
       offset += n;
-      const uint64_t key = RdvKey(rdv_id, i);
-      Rail& r = *rails[parts[i].rail];
-      r.Run([&r, peer, key, dst, len, pc = &pc] {
-        Status s = r.driver->PostRdvRecv(peer, key, dst, len, &pc->c);
-        if (s != Status::kInProgress) RecvPartDone(&pc->c, s, 0);
-      });
+      PostRecvPart(op, i, parts[i].rail, peer, rdv_id, dst, len);
     }
   }
 
