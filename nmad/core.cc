@@ -1052,9 +1052,21 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
 
   Status Irecv(SessionState* s, int source, int tag, void* buf, size_t len,
                Request& req) noexcept {
-    if (Status st = CheckPeer(source, true); st != Status::kOk) return st;
+    const Status peer_status = CheckPeer(source, true);
+    if (peer_status != Status::kOk && peer_status != Status::kPeerFailed)
+      return peer_status;
     if (tag < kAnyTag || (buf == nullptr && len > 0))
       return Status::kInvalidArgument;
+    if (peer_status == Status::kPeerFailed) {
+      // A message that arrived before its sender failed is still delivered
+      // (eager data: a rendezvous would need the dead sender); else the
+      // receive is refused.
+      std::lock_guard<SpinLock> lock(s->mu);
+      auto* m = static_cast<Stashed*>(
+          s->match.MatchReceive(source, tag, /*take=*/false));
+      if (m == nullptr || m->view.kind != ChunkKind::kData)
+        return Status::kPeerFailed;
+    }
     if (!Claim(req)) return Status::kBusy;
     RecvOp* r = NewRecv();
     r->source = source;
@@ -1067,10 +1079,15 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       std::lock_guard<SpinLock> lock(s->mu);
       found = static_cast<Stashed*>(
           s->match.MatchReceive(source, tag, /*take=*/true));
-      if (found == nullptr) {
+      if (found == nullptr && peer_status == Status::kOk) {
         s->match.Post(r);
         return Status::kOk;
       }
+    }
+    if (found == nullptr) {  // the failed peer's message was taken meanwhile
+      FinishUser(r, Status::kPeerFailed);
+      Free(r);
+      return Status::kOk;
     }
     Consume(r, found->peer, found->view);
     Free(found);

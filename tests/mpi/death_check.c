@@ -4,7 +4,8 @@
  * of hanging or reporting nobody. Run by run_mpi_test.sh with EXPECT=fatal
  * (the launcher exits non-zero and names the killed rank); the text checked
  * is this program's summary line, printed by rank 0 only when every
- * survivor saw the failure as expected.
+ * survivor saw the failure as expected. A message the victim sent before
+ * it died is still received after the failure is known (as in ULFM).
  *
  *   death_check            (at least 2 ranks; the last one dies)
  *
@@ -58,6 +59,12 @@ int main(int argc, char** argv) {
   int v = 0;
   MPI_Request early = MPI_REQUEST_NULL;
   if (rank != victim) MPI_Irecv(&v, 1, MPI_INT, victim, 7, MPI_COMM_WORLD, &early);
+  /* A message the victim sends before it dies stays receivable after. */
+  if (rank == victim)
+    for (int r = 0; r < victim; ++r) {
+      const int token = 1000 + r;
+      MPI_Send(&token, 1, MPI_INT, r, 6, MPI_COMM_WORLD);
+    }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == victim) {
     raise(SIGKILL);
@@ -88,9 +95,20 @@ int main(int argc, char** argv) {
            victim, why);
     ok = 0;
   }
+  int token = -1;
+  const int late_rc = MPI_Recv(&token, 1, MPI_INT, victim, 6, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE);
+  if (late_rc != MPI_SUCCESS || token != 1000 + rank) {
+    printf("FAIL death_check rank %d: the message rank %d sent before it "
+           "died: expected MPI_SUCCESS and %d got %d and %d\n", rank, victim,
+           1000 + rank, late_rc, token);
+    ok = 0;
+  }
   fflush(stdout);
   /* The survivors' verdicts, gathered by rank 0 with point-to-point
-   * messages among live ranks. */
+   * messages among live ranks. Each survivor waits for rank 0's answer
+   * before it leaves: a rank that exits is itself a failed process to the
+   * others, and its verdict must be in by then. */
   if (rank == 0) {
     int all = ok;
     for (int r = 1; r < victim; ++r) {
@@ -98,6 +116,7 @@ int main(int argc, char** argv) {
       const int rc = MPI_Recv(&theirs, 1, MPI_INT, r, 10, MPI_COMM_WORLD,
                               MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS || !theirs) all = 0;
+      MPI_Send(&all, 1, MPI_INT, r, 11, MPI_COMM_WORLD);
     }
     if (all)
       printf("death_check: %d surviving ranks saw rank %d fail, named\n",
@@ -106,7 +125,10 @@ int main(int argc, char** argv) {
       printf("FAIL death_check: a survivor did not see rank %d fail as "
              "expected\n", victim);
   } else {
+    int answer = 0;
     MPI_Send(&ok, 1, MPI_INT, 0, 10, MPI_COMM_WORLD);
+    (void)MPI_Recv(&answer, 1, MPI_INT, 0, 11, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
   }
   fflush(stdout);
   _exit(ok ? 0 : 1);
