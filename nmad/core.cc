@@ -496,10 +496,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   void StartRdvRecv(RecvOp* op, int peer, uint64_t rdv_id, uint64_t msg_size,
                     const wire::RdvPart* parts, int nparts,
                     bool data_posted) noexcept {
-    if (data_posted) {
-      StartEarlyRdvRecv(op, peer, rdv_id, msg_size, parts, nparts);
-      return;
-    }
     uint64_t accepted = std::min<uint64_t>(op->len, msg_size);
     if (op->req) {
       op->req->info_.size = msg_size;
@@ -509,6 +505,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     int active = TrimParts(parts, nparts, accepted, trimmed);
     op->peer = peer;
     op->core = this;
+    if (data_posted) {
+      StartEarlyRdvRecv(op, peer, rdv_id, parts, nparts, trimmed);
+      return;
+    }
     if (!PartsOnValidRails(trimmed, nparts, peer == rank, loopback)) {
       counters.bad_packets.fetch_add(1);
       active = 0;  // refuse the whole transfer
@@ -545,16 +545,11 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     });
   }
 
+  // StartRdvRecv's early-data path: `trimmed` is the sender's plan
+  // `parts` trimmed to what `op` accepts.
   void StartEarlyRdvRecv(RecvOp* op, int peer, uint64_t rdv_id,
-                         uint64_t msg_size, const wire::RdvPart* parts,
-                         int nparts) noexcept {
-    const uint64_t accepted = std::min<uint64_t>(op->len, msg_size);
-    if (op->req) {
-      op->req->info_.size = msg_size;
-      op->req->info_.received = accepted;
-    }
-    op->peer = peer;
-    op->core = this;
+                         const wire::RdvPart* parts, int nparts,
+                         const wire::RdvPart* trimmed) noexcept {
     int posted = 0;
     for (int i = 0; i < nparts; ++i) posted += parts[i].bytes > 0 ? 1 : 0;
     // The plan was checked at decoding (parts add up); a part on a rail
@@ -567,8 +562,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       FinishRecv(op);
       return;
     }
-    wire::RdvPart trimmed[wire::kMaxParts];
-    TrimParts(parts, nparts, accepted, trimmed);
     op->driver_ops.store(posted, std::memory_order_release);
     uint64_t offset = 0;
     for (int i = 0; i < nparts; ++i) {
