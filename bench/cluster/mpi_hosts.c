@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpus_allowed.h"
+
 enum { kMaxEnv = 16 };
 
 static void Usage(const char* why) {
@@ -40,23 +42,6 @@ static void Usage(const char* why) {
 /* The byte at offset i of what rank r sends. */
 static unsigned char Pattern(long i, int r) {
   return (unsigned char)((i * 131 + (i >> 12) * 7 + r * 29 + 1) & 0xff);
-}
-
-static void CpusAllowed(char* out, size_t size) {
-  char line[4096];
-  FILE* f = fopen("/proc/self/status", "r");
-  snprintf(out, size, "?");
-  if (f == NULL) return;
-  while (fgets(line, sizeof line, f) != NULL) {
-    if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
-      char* v = line + 18;
-      v += strspn(v, " \t");
-      v[strcspn(v, "\n")] = '\0';
-      snprintf(out, size, "%s", v);
-      break;
-    }
-  }
-  fclose(f);
 }
 
 int main(int argc, char** argv) {

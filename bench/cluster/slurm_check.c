@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpus_allowed.h"
+
 static int g_rank = -1;
 
 static void Usage(const char* why) {
@@ -67,23 +69,6 @@ static long ParseLong(const char* opt, const char* s, long lo, long hi) {
     exit(2);
   }
   return v;
-}
-
-static void CpusAllowed(char* out, size_t size) {
-  char line[4096];
-  FILE* f = fopen("/proc/self/status", "r");
-  snprintf(out, size, "?");
-  if (f == NULL) return;
-  while (fgets(line, sizeof line, f) != NULL) {
-    if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
-      char* v = line + 18;
-      v += strspn(v, " \t");
-      v[strcspn(v, "\n")] = '\0';
-      snprintf(out, size, "%s", v);
-      break;
-    }
-  }
-  fclose(f);
 }
 
 /* The byte at offset i of what rank r sends in the ring. */
