@@ -82,6 +82,8 @@ Engine::Engine(EngineOptions options)
     placement_.oversubscribed = options_.local_size > topo_->NumCores();
   }
   app_core_ = ResolveAppCore();
+  quiet_.calls.set_owner(topo_->CoreNode(app_core_), "quiet calls");
+  quiet_.background.set_owner(topo_->CoreNode(app_core_), "quiet background");
   const bool quiet = placement_.quiet[options_.local_rank];
 
   // Progress threads, then timer threads on the cores that have none.
@@ -126,11 +128,20 @@ Engine::Engine(EngineOptions options)
       }
     }
   }
-  app_polls_.reset(new std::atomic<uint64_t>[topo_->NumCores()]);
-  for (int c = 0; c < topo_->NumCores(); ++c) app_polls_[c].store(0);
-  auto add_thread = [this](int core, ProgressThread::Mode mode) {
+  app_polls_.reset(
+      new internal::PaddedOwnedAtomic<uint64_t>[topo_->NumCores()]);
+  for (int c = 0; c < topo_->NumCores(); ++c)
+    app_polls_[c].v.set_owner(topo_->CoreNode(c), "engine app polls");
+  node_sleepers_.reset(
+      new internal::PaddedOwnedAtomic<int>[tree_->NumNodes()]);
+  for (int n = 0; n < tree_->NumNodes(); ++n)
+    node_sleepers_[n].v.set_owner(n, "engine node sleepers");
+  // The engine's threads feed the write audit of the thread that built it
+  // (engine/audit_test.cc; nothing in NDEBUG builds).
+  internal::WriteAudit* const audit = internal::WriteAudit::Current();
+  auto add_thread = [this, audit](int core, ProgressThread::Mode mode) {
     ProgressThread::Config cfg;
-    cfg.app_polls = &app_polls_[core];
+    cfg.app_polls = &app_polls_[core].v.word();
     cfg.core = core;
     cfg.mode = mode;
     cfg.idle_spin_ns = options_.idle_spin_us * 1000;
@@ -147,8 +158,10 @@ Engine::Engine(EngineOptions options)
       cfg.bind = cfg.bind && own.Count() == 1 && own.Test(core);
     }
     threads_.push_back(std::make_unique<ProgressThread>(
-        *tree_, sleepers_, cfg, [this, core, mode] {
+        *tree_, node_sleepers_.get(), cfg, [this, core, mode, audit] {
           thread_core = {id_, core};
+          internal::WriteAudit::Current() = audit;
+          internal::WriteAudit::ActorCore() = core;
           Tracer::SetThreadRole(mode == ProgressThread::Mode::kTimer
                                     ? ThreadRole::kTimer
                                     : ThreadRole::kProgress);
@@ -308,7 +321,7 @@ Status Engine::Enqueue(Task& task, int node) noexcept {
   // Pairs with the fence in ProgressThread::SleepUntilWoken(): either the
   // sleeper sees the task, or we see the sleeper.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) > 0) [[unlikely]]
+  if (node_sleepers_[node].v.load(std::memory_order_relaxed) > 0) [[unlikely]]
     WakeFor(node);
   return Status::kOk;
 }
@@ -316,11 +329,12 @@ Status Engine::Enqueue(Task& task, int node) noexcept {
 void Engine::Notify(const Task& task) noexcept {
   // Pairs with the fence of a sleeping thread's handshake. Called on hot
   // paths: nothing else happens unless a thread sleeps.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_relaxed) == 0) return;
   int node = task.queue_node_;
   if (node < 0 || node >= tree_->NumNodes()) node = tree_->NodeFor(task.cpuset_);
-  if (node >= 0) WakeFor(node);
+  if (node < 0) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (node_sleepers_[node].v.load(std::memory_order_relaxed) == 0) return;
+  WakeFor(node);
 }
 
 void Engine::AddWakeupSource(WakeupSource* source) {
@@ -369,15 +383,14 @@ void Engine::BindCurrentThread(int core) {
                                 std::to_string(topo_->NumCores() - 1));
   topo_->BindThreadToCore(core);
   thread_core = {id_, core};
+  internal::WriteAudit::ActorCore() = core;
 }
-
-int64_t Engine::queued_tasks() const noexcept { return tree_->queued(); }
 
 int Engine::Poll() noexcept {
   // Engine threads schedule through QueueTree directly, so this counts the
   // application's (and task runtimes') explicit polls.
   const int core = CurrentCore();
-  app_polls_[core].fetch_add(1, std::memory_order_relaxed);
+  CountAppPoll(core);
   return tree_->ScheduleFrom(core);
 }
 
@@ -411,7 +424,7 @@ Status Engine::WaitFor(Task& task, std::chrono::nanoseconds timeout) noexcept {
       case TaskState::kIdle: return Status::kInvalidArgument;
       default: break;
     }
-    app_polls_[core].fetch_add(1, std::memory_order_relaxed);
+    CountAppPoll(core);
     if (tree_->ScheduleFrom(core) > 0) {
       idle = 0;
       continue;

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/internal/owned_atomic.h"
 #include "engine/options.h"
 #include "engine/progress_thread.h"
 #include "engine/queue_tree.h"
@@ -81,10 +82,13 @@ class Engine {
   // One scheduling pass from the caller's core; returns how many task runs
   // did work.
   int Poll() noexcept;
-  // Tasks submitted and not finished (repeat tasks included), cheap: a
-  // waiter that polls its own work directly skips Poll() while only its own
-  // polling tasks are queued.
-  int64_t queued_tasks() const noexcept;
+  // Tasks queued now on `core`'s path (tasks being run are not counted):
+  // a waiter that polls its own work directly skips Poll() while only its
+  // own polling tasks are queued there. Reads the path's queue sizes and
+  // writes nothing (no engine-wide counter: docs/task_latency.md).
+  int64_t queued_on_path(int core) const noexcept {
+    return tree_->PathQueued(core);
+  }
   // One scheduling pass from `core`, for a task runtime's idle loop; the
   // caller asserts that it runs on `core`. kInvalidArgument (and *worked
   // untouched) for a core that does not exist.
@@ -223,6 +227,14 @@ class Engine {
 
  private:
   Status Enqueue(Task& task, int node) noexcept;
+  // Moves core `core`'s explicit-poll count (only "it moved" matters to the
+  // timer thread, so a plain store, not a locked add: two threads of one
+  // core may lose an increment, never the movement).
+  void CountAppPoll(int core) noexcept {
+    auto& polls = app_polls_[core].v;
+    polls.store(polls.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+  }
   void WakeFor(int node) noexcept;
   int ResolveAppCore() const;
   // The cores each local rank may run on (see rank_cores()).
@@ -238,15 +250,19 @@ class Engine {
   topology::CpuSet progress_set_;
   std::string trace_path_;  // RONDO_TRACE with %r and %p expanded
   const uint64_t id_;
-  alignas(64) std::atomic<int> sleepers_{0};
-  std::atomic<bool> shut_down_{false};
+  // Per tree node: engine threads asleep that can run its queue (one cache
+  // line per node; a thread counts itself in its core's path only).
+  std::unique_ptr<internal::PaddedOwnedAtomic<int>[]> node_sleepers_;
+  internal::OwnedAtomic<bool> shut_down_{false, internal::kOwnerEngine,
+                                         "engine shut_down"};
   std::vector<std::unique_ptr<ProgressThread>> threads_;
   // Per node: the threads that can run its queue, progress threads first.
   std::vector<std::vector<ProgressThread*>> wakers_;
   int canceled_at_shutdown_ = 0;
-  // Per core: explicit polls (Poll, Wait) from non-engine threads; the
-  // timer thread of that core skips its tick when they move.
-  std::unique_ptr<std::atomic<uint64_t>[]> app_polls_;
+  // Per core, one cache line each: explicit polls (Poll, Wait) from
+  // non-engine threads; the timer thread of that core skips its tick when
+  // they move.
+  std::unique_ptr<internal::PaddedOwnedAtomic<uint64_t>[]> app_polls_;
   WakeupRegistry wakeup_registry_;
   QuietSignals quiet_;
   ProgressThread* quiet_thread_ = nullptr;

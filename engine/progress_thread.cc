@@ -22,17 +22,32 @@ int64_t MonotonicNs() {
 
 }  // namespace
 
-ProgressThread::ProgressThread(QueueTree& tree, std::atomic<int>& sleepers,
-                               Config config, std::function<void()> on_start)
+ProgressThread::ProgressThread(
+    QueueTree& tree, internal::PaddedOwnedAtomic<int>* node_sleepers,
+    Config config, std::function<void()> on_start)
     : tree_(tree),
-      sleepers_(sleepers),
+      node_sleepers_(node_sleepers),
       config_(config),
       on_start_(std::move(on_start)),
-      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+      wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  // Woken by submitters of the nodes above its core: state of its leaf.
+  sleep_word_.set_owner(tree_.topology().CoreNode(config_.core),
+                        "progress thread sleep word");
+}
 
 ProgressThread::~ProgressThread() {
   Stop();
   if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void ProgressThread::AnnounceSleep() noexcept {
+  for (int node : tree_.PathOf(config_.core))
+    node_sleepers_[node].v.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void ProgressThread::RetractSleep() noexcept {
+  for (int node : tree_.PathOf(config_.core))
+    node_sleepers_[node].v.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ProgressThread::Start() { thread_ = std::thread([this] { Main(); }); }
@@ -51,7 +66,7 @@ bool ProgressThread::Wake() noexcept {
   if (word == kAwake) return false;
   word = sleep_word_.exchange(kAwake, std::memory_order_acq_rel);
   if (word == kAsleep) {
-    internal::FutexWake(&sleep_word_, 1);
+    internal::FutexWake(&sleep_word_.word(), 1);
     return true;
   }
   if (word == kAsleepOnFds) {
@@ -75,10 +90,10 @@ bool ProgressThread::SleepOnSources(int64_t timeout_ns) {
   }
   fds.push_back({wake_fd_, POLLIN, 0});
   sleep_word_.store(kAsleepOnFds, std::memory_order_seq_cst);
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  AnnounceSleep();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Same handshake as SleepUntilWoken: a Submit or Notify before this point
-  // is seen by the stop check below or finds us in `sleepers_` and writes
+  // is seen by the stop check below or finds us in the sleeper counts and writes
   // wake_fd_, which poll() then sees.
   if (!stop_.load(std::memory_order_seq_cst) &&
       sleep_word_.load(std::memory_order_acquire) == kAsleepOnFds) {
@@ -92,7 +107,7 @@ bool ProgressThread::SleepOnSources(int64_t timeout_ns) {
   while (read(wake_fd_, &drained, sizeof drained) > 0) {
   }
   sleep_word_.store(kAwake, std::memory_order_release);
-  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  RetractSleep();
   return true;
 }
 
@@ -112,20 +127,21 @@ void ProgressThread::Main() {
 
 void ProgressThread::SleepUntilWoken() {
   sleep_word_.store(kAsleep, std::memory_order_seq_cst);
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  AnnounceSleep();
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Last look, after announcing ourselves: a submit that happened before the
-  // announcement is visible here; one after it sees us in `sleepers_`.
+  // announcement is visible here; one after it sees us in
+  // the sleeper counts.
   if (!stop_.load(std::memory_order_seq_cst) &&
       !tree_.PathMaybeNonEmpty(config_.core)) {
     sleeps_.fetch_add(1, std::memory_order_relaxed);
     while (sleep_word_.load(std::memory_order_acquire) == kAsleep &&
            !stop_.load(std::memory_order_acquire)) {
-      internal::FutexWait(&sleep_word_, kAsleep, -1);
+      internal::FutexWait(&sleep_word_.word(), kAsleep, -1);
     }
   }
   sleep_word_.store(kAwake, std::memory_order_release);
-  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  RetractSleep();
 }
 
 void ProgressThread::ProgressLoop() {
@@ -186,7 +202,7 @@ void ProgressThread::QuietSleep() {
     sleeps_.fetch_add(1, std::memory_order_relaxed);
     while (sleep_word_.load(std::memory_order_acquire) == kAsleep &&
            !stop_.load(std::memory_order_acquire)) {
-      internal::FutexWait(&sleep_word_, kAsleep, -1);
+      internal::FutexWait(&sleep_word_.word(), kAsleep, -1);
     }
   }
   sleep_word_.store(kAwake, std::memory_order_release);

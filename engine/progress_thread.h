@@ -25,9 +25,11 @@
 //              period at most, and a blocking call costs nothing.
 //
 // Sleeping uses an explicit handshake so that no wake-up is lost: the thread
-// announces itself in `sleepers` and on its own futex word, then checks the
-// queues once more (side-effect free) before it sleeps; a submitter pushes,
-// then (after a full fence) looks at `sleepers` and wakes a sleeper.
+// announces itself in the sleeper count of every node on its core's path
+// (`node_sleepers`, one cache line per node: a thread writes only its own
+// path's) and on its own futex word, then checks the queues once more
+// (side-effect free) before it sleeps; a submitter pushes to node n, then
+// (after a full fence) looks at node n's sleeper count and wakes a sleeper.
 //
 // With wake-up sources (engine/wakeup_source.h), a thread whose path holds
 // only polling tasks that report no work sleeps in poll() on the sources'
@@ -43,22 +45,28 @@
 #include <functional>
 #include <thread>
 
+#include "engine/internal/owned_atomic.h"
 #include "engine/queue_tree.h"
 #include "engine/wakeup_source.h"
 
 namespace rondo::engine {
 
-// What a quiet progress thread watches. Owned by the engine; written by the
-// application's threads on every call (EnterCall/ExitCall) and by whoever
-// starts or finishes background work.
+// What a quiet progress thread watches. Owned by the engine, that is by one
+// rank, and kept in the leaf of the rank's application core (the owner given
+// to the write audit): written by the rank's application threads on every
+// call (EnterCall/ExitCall) and by whoever starts or finishes background
+// work, read by the quiet thread on the same core. No other rank and no
+// other core's tasks touch it; the one cross-core write is a completion
+// (EndBackground) run by the rank's progress thread on a free core, the same
+// write as the request's own completion.
 struct QuietSignals {
   // Low 32 bits: application threads inside Rondo now; high 32 bits: calls
   // entered so far (wrapping). One word, so that entering and leaving cost
   // one atomic read-modify-write each.
-  alignas(64) std::atomic<uint64_t> calls{0};
+  alignas(64) internal::OwnedAtomic<uint64_t> calls{0};
   // Operations in flight that need progress while the application is
   // outside Rondo (requests, collectives, broadcasts to forward).
-  alignas(64) std::atomic<int64_t> background{0};
+  alignas(64) internal::OwnedAtomic<int64_t> background{0};
 
   static constexpr uint64_t kEntered = uint64_t{1} << 32;
   static constexpr uint64_t kInsideMask = kEntered - 1;
@@ -84,8 +92,12 @@ class ProgressThread {
 
   // `on_start` runs first on the new thread (the engine records the
   // thread's core there).
-  ProgressThread(QueueTree& tree, std::atomic<int>& sleepers, Config config,
-                 std::function<void()> on_start);
+  // `node_sleepers` has one counter per node of `tree` (owned by the
+  // engine; the thread counts itself in those of its core's path while it
+  // sleeps).
+  ProgressThread(QueueTree& tree,
+                 internal::PaddedOwnedAtomic<int>* node_sleepers,
+                 Config config, std::function<void()> on_start);
   ~ProgressThread();
   ProgressThread(const ProgressThread&) = delete;
   ProgressThread& operator=(const ProgressThread&) = delete;
@@ -164,15 +176,19 @@ class ProgressThread {
   // timeout_ns; false when they cannot be armed (nothing slept).
   bool SleepOnSources(int64_t timeout_ns = int64_t{kMaxFdSleepMs} * 1000000);
 
+  // Counts this thread in (or out of) the sleepers of its path's nodes.
+  void AnnounceSleep() noexcept;
+  void RetractSleep() noexcept;
+
   QueueTree& tree_;
-  std::atomic<int>& sleepers_;
+  internal::PaddedOwnedAtomic<int>* node_sleepers_;
   const Config config_;
   std::function<void()> on_start_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> bound_{false};
   std::atomic<int> tid_{0};
-  alignas(64) std::atomic<uint32_t> sleep_word_{kAwake};
+  alignas(64) internal::OwnedAtomic<uint32_t> sleep_word_{kAwake};
   std::atomic<uint32_t> timer_word_{0};  // futex for interruptible periods
   std::atomic<uint64_t> sleeps_{0};
   std::atomic<uint64_t> busy_passes_{0};

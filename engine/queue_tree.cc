@@ -21,7 +21,6 @@ QueueTree::QueueTree(std::shared_ptr<const topology::Topology> topo,
 }
 
 void QueueTree::Finish(Task& task, TaskState final_state) noexcept {
-  queued_.fetch_sub(1, std::memory_order_relaxed);
   uint32_t old = task.state_.exchange(static_cast<uint32_t>(final_state),
                                       std::memory_order_acq_rel);
   if (old & Task::kWaiterBit) internal::FutexWake(&task.state_, INT32_MAX);
@@ -50,6 +49,7 @@ void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
     return;
   }
   if (result != TaskResult::kIdle) ++worked;
+  internal::AuditWrite(node, "queue push (repeat)");
   static_cast<Q&>(*queues_[node]).Q::Push(&task);
 }
 
@@ -65,6 +65,7 @@ int QueueTree::ScheduleFromImpl(int core) noexcept {
     int64_t budget = q.Q::ApproxSize();
     if (budget < 1) budget = 1;
     while (budget-- > 0) {
+      internal::AuditWrite(node, "queue pop");  // TryPop takes the lock
       queues::QueueHook* hook = q.Q::TryPop();
       if (hook == nullptr) break;
       Run<Q>(*static_cast<Task*>(hook), node, core, worked);

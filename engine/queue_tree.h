@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/internal/owned_atomic.h"
 #include "engine/task.h"
 #include "queues/lockfree_queue.h"
 #include "queues/spin_queue.h"
@@ -47,17 +48,23 @@ class QueueTree {
     return topo_->DeepestContaining(cpuset);
   }
 
-  // Queues `task` (state already set to kQueued) in node `node`.
+  // Queues `task` (state already set to kQueued) in node `node`. Writes
+  // only the task and node `node`'s queue: no engine-wide state (see
+  // engine/internal/owned_atomic.h).
   void Push(Task& task, int node) noexcept {
     task.queue_node_ = node;
-    queued_.fetch_add(1, std::memory_order_relaxed);
+    internal::AuditWrite(node, "queue push");
     queues_[node]->Push(&task);
   }
 
-  // Tasks submitted and not finished yet (repeat tasks count once while
-  // they keep going back to their queue). Approximate under concurrency.
-  int64_t queued() const noexcept {
-    return queued_.load(std::memory_order_relaxed);
+  // Tasks queued now in the queues on `core`'s path (a task being run is
+  // not counted). Reads each queue's size, writes nothing: a waiter asks it
+  // to know whether tasks other than its own are waiting on its path.
+  // Approximate under concurrency.
+  int64_t PathQueued(int core) const noexcept {
+    int64_t n = 0;
+    for (int node : paths_[core]) n += queues_[node]->ApproxSize();
+    return n;
   }
 
   // Algorithm 1 from `core`: for each queue from the core's to the global
@@ -107,7 +114,6 @@ class QueueTree {
   std::shared_ptr<const topology::Topology> topo_;
   queues::QueueKind kind_;
   std::vector<std::unique_ptr<queues::TaskQueue>> queues_;  // per node
-  alignas(64) std::atomic<int64_t> queued_{0};
   std::vector<std::vector<int>> paths_;                      // per core
   Tracer* tracer_ = nullptr;
 };

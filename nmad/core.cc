@@ -1172,15 +1172,28 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     for (auto& r : rails)
       if (r->HasWork()) n += r->Poll();
     // The engine's queues hold this core's polling tasks (one per rail,
-    // just done by hand); other tasks get a pass one time in four, and the
-    // tree is walked one time in 64 regardless.
+    // just done by hand); other tasks queued on this core's path get a pass
+    // one time in four, and the tree is walked one time in 64 regardless.
+    // The check reads the path's queue sizes and writes nothing.
     ++pass;
-    if (((pass & 3) == 0 &&
-         engine->queued_tasks() > static_cast<int64_t>(rails.size())) ||
-        (pass & 63) == 0)
+    if (((pass & 3) == 0 && OtherTasksOnPath()) || (pass & 63) == 0)
       n += engine->Poll();
     if ((pass & 63) == 0) n += CheckBootstrapFailures();
     return n;
+  }
+
+  // Whether tasks other than the rails' polling tasks are queued on the
+  // calling thread's path (a polling task being run elsewhere is not
+  // queued: then one other task may wait for the 1-in-64 pass).
+  bool OtherTasksOnPath() const noexcept {
+    const int core = engine->CurrentCore();
+    int64_t own = 0;
+    if (!rails.empty()) {
+      const int node = rails[0]->poll_task.queue_node();
+      for (int n : engine->queue_tree().PathOf(core))
+        if (n == node) own = static_cast<int64_t>(rails.size());
+    }
+    return engine->queued_on_path(core) > own;
   }
 
   // ---- failures ----
