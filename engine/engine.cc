@@ -177,11 +177,14 @@ Engine::Engine(EngineOptions options)
   }
   wakers_.resize(tree_->NumNodes());
   for (int node = 0; node < tree_->NumNodes(); ++node) {
-    for (auto mode : {ProgressThread::Mode::kProgress,
-                      ProgressThread::Mode::kTimer}) {
+    for (auto mode :
+         {ProgressThread::Mode::kProgress, ProgressThread::Mode::kTimer,
+          ProgressThread::Mode::kQuiet}) {
       for (auto& t : threads_)
-        // A quiet thread is woken by the application's exit, never by a
-        // submit (the application polls by itself while inside Rondo).
+        // A quiet thread comes last, and a submit or a Notify wakes it only
+        // while it sleeps on the fds progressing for the application (work
+        // left for a polling task must not wait for the fd's timeout);
+        // otherwise the application's exit wakes it.
         if (t->mode() == mode && topo_->node(node).cpuset.Test(t->core()))
           wakers_[node].push_back(t.get());
     }
@@ -367,8 +370,12 @@ bool Engine::SleepOnWakeupSources(int64_t timeout_ns) noexcept {
 }
 
 void Engine::WakeFor(int node) noexcept {
-  for (ProgressThread* t : wakers_[node])
-    if (t->Wake()) return;
+  for (ProgressThread* t : wakers_[node]) {
+    const bool woken = t->mode() == ProgressThread::Mode::kQuiet
+                           ? t->WakeIfOnFds()
+                           : t->Wake();
+    if (woken) return;
+  }
 }
 
 int Engine::CurrentCore() const noexcept {

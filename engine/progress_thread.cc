@@ -61,6 +61,18 @@ void ProgressThread::Stop() {
   thread_.join();
 }
 
+bool ProgressThread::WakeIfOnFds() noexcept {
+  if (sleep_word_.load(std::memory_order_relaxed) != kAsleepOnFds)
+    return false;
+  uint32_t expected = kAsleepOnFds;
+  if (!sleep_word_.compare_exchange_strong(expected, kAwake,
+                                           std::memory_order_acq_rel))
+    return false;
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  return true;
+}
+
 bool ProgressThread::Wake() noexcept {
   uint32_t word = sleep_word_.load(std::memory_order_relaxed);
   if (word == kAwake) return false;
@@ -77,38 +89,53 @@ bool ProgressThread::Wake() noexcept {
   return false;
 }
 
-bool ProgressThread::SleepOnSources(int64_t timeout_ns) {
-  if (registry_ == nullptr || wake_fd_ < 0) return false;
-  std::vector<pollfd> fds;
-  {
-    std::lock_guard<std::mutex> lock(registry_->mu);
-    if (registry_->sources.empty()) return false;
-    for (WakeupSource* s : registry_->sources) {
-      if (!s->Arm()) return false;
-      fds.push_back({s->fd(), POLLIN, 0});
-    }
-  }
-  fds.push_back({wake_fd_, POLLIN, 0});
+ProgressThread::FdSleep ProgressThread::SleepOnSources(int64_t timeout_ns) {
+  if (registry_ == nullptr || wake_fd_ < 0) return FdSleep::kNoSources;
+  // The tasks on our path now, all of which just reported no work (the
+  // caller's pass found nothing): a task submitted from here on changes the
+  // count.
+  const int64_t idle_tasks = tree_.PathQueued(config_.core);
+  // Announce ourselves first, then arm: a Notify (work left for a polling
+  // task: a rail's pending operations, a gate to flush) or a Submit after
+  // the fence below sees us in the sleeper counts and writes wake_fd_; one
+  // before it left its mark where Arm() or the queue count below sees it.
+  // Arming first would leave a window in which such work is announced to
+  // nobody and waits for the timeout.
   sleep_word_.store(kAsleepOnFds, std::memory_order_seq_cst);
   AnnounceSleep();
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Same handshake as SleepUntilWoken: a Submit or Notify before this point
-  // is seen by the stop check below or finds us in the sleeper counts and writes
-  // wake_fd_, which poll() then sees.
-  if (!stop_.load(std::memory_order_seq_cst) &&
-      sleep_word_.load(std::memory_order_acquire) == kAsleepOnFds) {
+  FdSleep result = FdSleep::kNotArmed;
+  fds_.clear();
+  {
+    std::lock_guard<std::mutex> lock(registry_->mu);
+    bool armed = !registry_->sources.empty();
+    if (registry_->sources.empty()) result = FdSleep::kNoSources;
+    for (WakeupSource* s : registry_->sources) {
+      if (!armed) break;
+      if (!s->Arm()) armed = false;
+      fds_.push_back({s->fd(), POLLIN, 0});
+    }
+    if (!armed) fds_.clear();
+  }
+  if (!fds_.empty() && !stop_.load(std::memory_order_seq_cst) &&
+      sleep_word_.load(std::memory_order_acquire) == kAsleepOnFds &&
+      tree_.PathQueued(config_.core) == idle_tasks) {
+    fds_.push_back({wake_fd_, POLLIN, 0});
     sleeps_.fetch_add(1, std::memory_order_relaxed);
     fd_sleeps_.fetch_add(1, std::memory_order_relaxed);
     const timespec ts{static_cast<time_t>(timeout_ns / 1000000000),
                       static_cast<long>(timeout_ns % 1000000000)};
-    (void)ppoll(fds.data(), fds.size(), &ts, nullptr);
+    const int n = ppoll(fds_.data(), fds_.size(), &ts, nullptr);
+    result = n == 0 ? FdSleep::kTimedOut : FdSleep::kWoken;
+  } else if (!fds_.empty()) {
+    result = FdSleep::kWoken;  // woken (or stopped) before sleeping
   }
   uint64_t drained;
   while (read(wake_fd_, &drained, sizeof drained) > 0) {
   }
   sleep_word_.store(kAwake, std::memory_order_release);
   RetractSleep();
-  return true;
+  return result;
 }
 
 void ProgressThread::Main() {
@@ -167,7 +194,9 @@ void ProgressThread::ProgressLoop() {
       // Tasks are queued but report no work (polling tasks): sleep on their
       // networks' wake-up fds if they have them, else keep polling but let
       // a thread that shares this core run.
-      if (SleepOnSources()) {
+      const FdSleep slept =
+          SleepOnSources(int64_t{kMaxFdSleepMs} * 1000000);
+      if (slept == FdSleep::kWoken || slept == FdSleep::kTimedOut) {
         idle_since = -1;
         continue;
       }
@@ -247,21 +276,28 @@ void ProgressThread::QuietLoop() {
       continue;
     }
     // It stayed outside for a whole period with work pending: progress for
-    // it until it comes back or the work is done, one pass per tick (half a
-    // period), as the timer trigger does: the thread shares the core with
-    // the computation, so it takes a slice of it, not the whole of it. After
-    // a millisecond with nothing to do it sleeps on the network instead.
-    // Measured on bench/cluster (1 Gbit/s, one core per host, Iallreduce of
-    // 3 MB against 25 ms of computation): looping while passes worked, then
-    // sleeping on the fds, stole up to 1.8x the computation's time and the
-    // fds alone missed transfer steps that wake none (UCX over TCP); four
-    // passes after each that worked still cost 1.3x; one pass per tick
-    // costs what the timer trigger does. See docs/overlap.md.
+    // it until it comes back or the work is done, event-driven. A pass runs
+    // the path's tasks; passes repeat while they find work (UCX's idiom:
+    // progress until nothing is left, then arm); then the thread sleeps on
+    // the networks' fds until the transport announces something (an
+    // arrival, a socket that can take more data: UCX 1.13 over TCP
+    // announces every step of a transfer, docs/defaults.md), an enqueuer leaves work for a polling task
+    // (Engine::Notify) or a task is submitted on its path. So the
+    // computation is interrupted per event, not per period: a 1 MiB
+    // transfer at 1 Gbit/s wakes it a few times instead of 168 times at 50
+    // us. It shares the core with the computation: after kMaxStreak passes
+    // in a row that found work it gives the core back for one tick, so a
+    // stream of arrivals cannot take the core away. Where no source can be
+    // armed (a driver without a wake-up fd) it falls back to bounded
+    // polling, one pass per tick (half a period), and counts it
+    // (fallback_ticks(): rondo-info and bench/overlap print them).
     period = first;
     activations_.fetch_add(1, std::memory_order_relaxed);
     const int64_t tick = std::max<int64_t>(first / 2, 1000);
-    const int64_t idle_ticks = std::max<int64_t>(1, 1000000 / tick);  // 1 ms
-    int64_t empty = 0;
+    constexpr int kMaxStreak = 16;
+    int streak = 0;
+    bool retried = false;
+    bool timed_out = false;
     while (!stop_.load(std::memory_order_relaxed)) {
       const int worked = tree_.ScheduleFrom(core);
       if (inside() || entered() != seen) {
@@ -270,13 +306,42 @@ void ProgressThread::QuietLoop() {
       }
       if (worked > 0) {
         busy_passes_.fetch_add(1, std::memory_order_relaxed);
-        empty = 0;
-      } else {
-        if (q.background.load(std::memory_order_acquire) <= 0) break;
-        ++empty;
-      }
-      if (empty < idle_ticks || !SleepOnSources(int64_t{1000000}))
+        // Work that the timeout found and no fd announced: a lost wake-up.
+        if (timed_out) strands_.fetch_add(1, std::memory_order_relaxed);
+        timed_out = false;
+        retried = false;
+        if (++streak < kMaxStreak) continue;
+        streak = 0;
         SleepFor(tick);
+        continue;
+      }
+      streak = 0;
+      timed_out = false;
+      if (q.background.load(std::memory_order_acquire) <= 0) break;
+      switch (SleepOnSources(int64_t{kQuietFdSleepMs} * 1000000)) {
+        case FdSleep::kWoken:
+          retried = false;
+          break;
+        case FdSleep::kTimedOut:
+          timed_out = true;
+          retried = false;
+          break;
+        case FdSleep::kNotArmed:
+          // Events are pending (a pass will find them) or a rail is held
+          // by another thread: one more pass at once, then a tick.
+          if (!retried) {
+            retried = true;
+            break;
+          }
+          retried = false;
+          fallback_ticks_.fetch_add(1, std::memory_order_relaxed);
+          SleepFor(tick);
+          break;
+        case FdSleep::kNoSources:
+          fallback_ticks_.fetch_add(1, std::memory_order_relaxed);
+          SleepFor(tick);
+          break;
+      }
     }
   }
 }

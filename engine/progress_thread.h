@@ -40,10 +40,13 @@
 #ifndef RONDO_ENGINE_PROGRESS_THREAD_H_
 #define RONDO_ENGINE_PROGRESS_THREAD_H_
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "engine/internal/owned_atomic.h"
 #include "engine/queue_tree.h"
@@ -146,6 +149,17 @@ class ProgressThread {
   uint64_t busy_passes() const {
     return busy_passes_.load(std::memory_order_relaxed);
   }
+  // kQuiet: ticks of bounded polling because no wake-up source could be
+  // armed (a transport with no event fd), and fd sleeps that ran out with
+  // work pending that nothing had announced (lost wake-ups; 0 expected).
+  uint64_t fallback_ticks() const {
+    return fallback_ticks_.load(std::memory_order_relaxed);
+  }
+  uint64_t strands() const { return strands_.load(std::memory_order_relaxed); }
+  // Wakes the thread only if it sleeps on the wake-up fds (a submit or a
+  // Notify for a quiet thread that progresses for the application; one
+  // asleep with nothing pending is left alone). True if it was woken.
+  bool WakeIfOnFds() noexcept;
   // Linux thread id (for diagnostics and /proc), 0 before the thread runs.
   int tid() const { return tid_.load(std::memory_order_acquire); }
   // Whether binding to the core succeeded (false on synthetic topologies).
@@ -157,6 +171,9 @@ class ProgressThread {
   static constexpr uint32_t kAsleepOnFds = 2;
   // A safety net, not a synchronisation: every wake-up has a sender.
   static constexpr int kMaxFdSleepMs = 100;
+  // kQuiet's safety net while it progresses for the application; work its
+  // expiry finds is counted as a strand (strands()).
+  static constexpr int kQuietFdSleepMs = 20;
 
   void Main();
   void ProgressLoop();
@@ -170,11 +187,17 @@ class ProgressThread {
   // The sleep handshake; returns after a wake-up (or at once if work or a
   // stop request showed up during the handshake).
   void SleepUntilWoken();
-  // Sleeps in poll() on the wake-up sources and wake_fd_ if every source
-  // arms; returns false (without sleeping) otherwise.
-  // Sleeps on the wake-up sources' fds (and wake_fd_) for at most
-  // timeout_ns; false when they cannot be armed (nothing slept).
-  bool SleepOnSources(int64_t timeout_ns = int64_t{kMaxFdSleepMs} * 1000000);
+  // Sleeps in ppoll() on the wake-up sources' fds and wake_fd_ for at most
+  // timeout_ns, if every source arms and no task showed up on the path
+  // meanwhile. The thread announces itself as a sleeper before it arms the
+  // sources, so that no Notify or Submit is lost in between.
+  enum class FdSleep {
+    kWoken,      // an fd, a Notify or a Submit woke it (or came first)
+    kTimedOut,   // nothing woke it within timeout_ns
+    kNotArmed,   // a source could not arm (events pending, rail busy)
+    kNoSources,  // no wake-up source: nothing to sleep on
+  };
+  FdSleep SleepOnSources(int64_t timeout_ns);
 
   // Counts this thread in (or out of) the sleepers of its path's nodes.
   void AnnounceSleep() noexcept;
@@ -195,6 +218,9 @@ class ProgressThread {
   std::atomic<uint64_t> skipped_ticks_{0};
   std::atomic<uint64_t> fd_sleeps_{0};
   std::atomic<uint64_t> activations_{0};
+  std::atomic<uint64_t> fallback_ticks_{0};
+  std::atomic<uint64_t> strands_{0};
+  std::vector<pollfd> fds_;  // SleepOnSources' set, reused
   WakeupRegistry* registry_ = nullptr;
   int wake_fd_ = -1;  // eventfd, written by Wake() while kAsleepOnFds
 };

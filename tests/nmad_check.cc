@@ -625,10 +625,22 @@ void Background(Ctx& c) {
       // the quiet thread can have completed the receive.
       if (t->mode() == rondo::engine::ProgressThread::Mode::kQuiet) {
         CHECK(t->activations() > 0);
+        // Event-driven: no fd sleep ran out with work nothing announced.
+        CHECK_EQ(t->strands(), 0u);
         std::printf("quiet progress thread: %llu activations, %llu skipped "
-                    "checks\n",
+                    "checks, %llu fd sleeps, %llu fallback ticks, %llu "
+                    "strands\n",
                     static_cast<unsigned long long>(t->activations()),
-                    static_cast<unsigned long long>(t->skipped_ticks()));
+                    static_cast<unsigned long long>(t->skipped_ticks()),
+                    static_cast<unsigned long long>(t->fd_sleeps()),
+                    static_cast<unsigned long long>(t->fallback_ticks()),
+                    static_cast<unsigned long long>(t->strands()));
+        if (std::getenv("NMAD_CHECK_EXPECT_FD_EVENTS") != nullptr) {
+          // A transport that announces its steps (UCX over TCP): the
+          // thread slept on its fds and never fell back to polling.
+          CHECK(t->fd_sleeps() > 0);
+          CHECK_EQ(t->fallback_ticks(), 0u);
+        }
       }
       if (t->mode() != rondo::engine::ProgressThread::Mode::kProgress) continue;
       while (t->fd_sleeps() == 0 && std::chrono::steady_clock::now() < give_up)
