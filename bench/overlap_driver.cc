@@ -1636,6 +1636,12 @@ class Driver {
         ++s.small;
         continue;
       }
+      // The CPU is measured in every repetition, whatever the noise of the
+      // cell's overhead ratio: every eligible cell counts.
+      if (c.progress_cpu_ns_per_mib)
+        cpu.push_back(*c.progress_cpu_ns_per_mib);
+      if (c.progress_cpu_comp_ns_per_mib)
+        cpu_comp.push_back(*c.progress_cpu_comp_ns_per_mib);
       if (!c.significant) {
         ++s.not_significant;
         continue;
@@ -1645,10 +1651,6 @@ class Driver {
       if (c.comm_ratio) r.push_back(*c.comm_ratio);
       if (c.comp_slowdown) p.push_back(*c.comp_slowdown);
       if (c.measured) s.measured_us.push_back(*c.measured);
-      if (c.progress_cpu_ns_per_mib)
-        cpu.push_back(*c.progress_cpu_ns_per_mib);
-      if (c.progress_cpu_comp_ns_per_mib)
-        cpu_comp.push_back(*c.progress_cpu_comp_ns_per_mib);
       if (std::isfinite(impact) && c.measured && c.comp_ref && c.comm_ref) {
         honest.push_back(
             (*c.measured - std::max(*c.comm_ref, *c.comp_ref / impact)) /
@@ -1779,7 +1781,8 @@ class Driver {
     std::printf(
         "\nProgress CPU per MiB handled (us of CPU that was not the "
         "computation, all ranks, per MiB sent or received; medians of the "
-        "summarized cells): during the computation / over the whole "
+        "valid diagonal cells, significant or not: the CPU is measured in "
+        "every repetition): during the computation / over the whole "
         "collective (call + computation + wait); the kernel floor is a "
         "plain TCP transfer between the same hosts, both ends, measured "
         "before the job\n");
@@ -1959,23 +1962,30 @@ class Driver {
     const int i = cmp(xi, ri);
     if (o == 2) return "-";
     const bool costlier = c == 1 || i == 1;
-    const bool cheaper = (c == -1 || i == -1) && !costlier;
-    char buf[160];
+    const bool cheaper = c == -1 || i == -1;
+    char costs[96];
+    std::snprintf(costs, sizeof costs,
+                  "r_comp x impact %s vs %s, impact %s vs %s",
+                  Ratio(x.comp_slowdown_vs_nompi).c_str(),
+                  Ratio(r.comp_slowdown_vs_nompi).c_str(), Ratio(xi).c_str(),
+                  Ratio(ri).c_str());
     if (o == -1 && !costlier)
       return "ahead of rondo:default: overlaps more at no more cost";
-    if (o == -1) {
-      std::snprintf(buf, sizeof buf,
-                    "overlaps more by taking the computation's core (r_comp "
-                    "x impact %s vs %s, impact %s vs %s): not better",
-                    Ratio(x.comp_slowdown_vs_nompi).c_str(),
-                    Ratio(r.comp_slowdown_vs_nompi).c_str(),
-                    Ratio(xi).c_str(), Ratio(ri).c_str());
-      return buf;
-    }
-    if (o == 0 && cheaper) return "same overlap at less cost: ahead";
-    if (o == 0 && costlier) return "same overlap at more cost: rondo ahead";
+    if (o == -1)
+      return std::string("overlaps more by taking the computation's core (") +
+             costs + "): not better";
+    if (o == 0 && cheaper && !costlier)
+      return "same overlap at less cost: ahead";
+    if (o == 0 && costlier && !cheaper)
+      return "same overlap at more cost: rondo ahead";
+    if (o == 0 && costlier)
+      return std::string("same overlap, mixed costs (") + costs + ")";
     if (o == 0) return "same on all three";
-    if (cheaper) return "rondo overlaps more; this costs the computation less";
+    if (cheaper && !costlier)
+      return std::string("rondo overlaps more; this costs the computation "
+                         "less (") + costs + ")";
+    if (cheaper)
+      return std::string("rondo overlaps more; mixed costs (") + costs + ")";
     return "rondo ahead: overlaps more at no more cost";
   }
 
