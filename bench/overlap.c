@@ -52,6 +52,23 @@
  *  7. --comm-bytes: the pure communication time of fixed sizes (bytes per
  *     block), the same for every library, timed like the references
  *     (comm_size lines): the calibrated sizes differ between libraries.
+ *  8. Progress CPU (issue 27): in every repetition of a cell, each rank
+ *     reads its process CPU clock (every thread: the library's progress
+ *     threads, MPICH's asynchronous thread, UCX's) at t1..t4 and the
+ *     computation threads' own CPU clocks around their GEMMs; what is not
+ *     the GEMM is progress. Summed over the ranks, median over the
+ *     repetitions, per MiB of ov_handled_bytes: progress_cpu_ns_per_mib
+ *     (t1..t4: the call, the background during the computation and the
+ *     wait) and progress_cpu_comp_ns_per_mib (t2..t3 only: what competed
+ *     with the computation for its cores). A "threads" line gives rank 0's
+ *     CPU per thread over the whole job (/proc/self/task).
+ *  9. The computation alone in a process that never initialises MPI:
+ *     --comp-alone ORDER times ORDER's GEMM --ref-reps times on the rank's
+ *     share of the node (--local-rank, --local-size) and exits without
+ *     MPI_Init; the driver runs it after each job on every host, so that
+ *     the impact is measured even when a library hangs in MPI_Finalize.
+ *     The passive runs of step 6 are written ("passive" line) before
+ *     MPI_Finalize for the same reason.
  * The node's CPUs, shared between its ranks for the computation, are the
  * machine's online processors, or with --node-cpus affinity the CPUs this
  * process may run on at start (a host that is a cpuset of the machine, as
@@ -63,6 +80,7 @@
  * exit status 2. */
 #define _GNU_SOURCE
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
@@ -127,6 +145,8 @@ typedef struct {
   int check_barrier;
   int check_clock;
   double inject_offset_us, inject_drift_ppm;
+  int comp_alone_order; /* --comp-alone ORDER: no MPI at all */
+  int local_rank, local_size; /* --comp-alone: this process's share */
 } Options;
 
 static int g_rank = 0; /* set once after MPI_Init; for messages only */
@@ -222,6 +242,7 @@ static void ParseOptions(int argc, char** argv, Options* o) {
   o->tolerance = 0.10;
   o->inject_offset_us = 2500;
   o->inject_drift_ppm = 80;
+  o->local_size = 1;
   for (int a = 1; a < argc; ++a) {
     const char* k = argv[a];
     const char* v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -253,11 +274,17 @@ static void ParseOptions(int argc, char** argv, Options* o) {
     else if (strcmp(k, "--check-clock") == 0) { o->check_clock = 1; used = 0; }
     else if (strcmp(k, "--quiet") == 0) { o->quiet = 1; used = 0; }
     else if (strcmp(k, "--paired-comp-ref") == 0) { o->paired_comp_ref = 1; used = 0; }
+    else if (strcmp(k, "--comp-alone") == 0) o->comp_alone_order = (int)ParseNumber(v, k, 2, 20000);
+    else if (strcmp(k, "--local-rank") == 0) o->local_rank = (int)ParseNumber(v, k, 0, 4095);
+    else if (strcmp(k, "--local-size") == 0) o->local_size = (int)ParseNumber(v, k, 1, 4096);
     else
       Die(2, "unknown or incomplete option '%s'; see the usage at the top of "
              "bench/overlap.c", k);
     a += used;
   }
+  if (o->local_rank >= o->local_size)
+    Die(2, "--local-rank %d: not allowed with --local-size %d; expected "
+           "0..%d", o->local_rank, o->local_size, o->local_size - 1);
 }
 
 /* ---- output (rank 0) ---- */
@@ -419,6 +446,7 @@ typedef struct {
   int index;
   int cpu;
   double *a, *b, *c;
+  double cpu_s; /* this thread's CPU time in its GEMMs, summed */
 } Worker;
 
 struct Pool {
@@ -437,6 +465,20 @@ static void Pin(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+/* The calling thread's CPU time, seconds. */
+static double ThreadCpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The whole process's CPU time (every thread), seconds. */
+static double ProcessCpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* C += A * B, order n, i-k-j loops (sequential, cache-friendly). */
@@ -472,7 +514,9 @@ static void* WorkerMain(void* arg) {
   for (;;) {
     pthread_barrier_wait(&w->pool->start);
     if (w->pool->stop) return NULL;
+    const double cpu0 = ThreadCpu();
     Gemm(w->pool->order, w->a, w->b, w->c);
+    w->cpu_s += ThreadCpu() - cpu0;
     pthread_barrier_wait(&w->pool->done);
   }
 }
@@ -504,8 +548,18 @@ static void Compute(Pool* p, int n) {
   }
   p->order = n;
   pthread_barrier_wait(&p->start);
+  const double cpu0 = ThreadCpu();
   Gemm(n, p->workers[0].a, p->workers[0].b, p->workers[0].c);
+  p->workers[0].cpu_s += ThreadCpu() - cpu0;
   pthread_barrier_wait(&p->done);
+}
+
+/* The computation threads' CPU time in their GEMMs so far (read between
+ * Compute calls: the done barrier orders the workers' writes). */
+static double PoolCpu(const Pool* p) {
+  double s = 0;
+  for (int i = 0; i < p->nthreads; ++i) s += p->workers[i].cpu_s;
+  return s;
 }
 
 static void PoolStop(Pool* p) {
@@ -790,6 +844,7 @@ typedef struct {
   int coll, comm_i, comp_i;
   int valid;
   double* raw; /* rank 0: [reps][size][4] local t1..t4 */
+  double* cpu; /* rank 0: [reps][size][2] progress CPU t1..t4, t2..t3 */
 } Cell;
 
 /* Algorithm 1, --reps times, every rank; raw times to rank 0. With
@@ -797,10 +852,12 @@ typedef struct {
  * (after its own window barrier; times 4 and 5 of the six). */
 static void RunCell(Bench* b, Cell* cell, int order) {
   const int reps = b->o.reps, k = b->o.paired_comp_ref ? 6 : 4;
-  if (b->rank == 0)
+  if (b->rank == 0) {
     cell->raw = malloc(sizeof(double) * (size_t)reps * b->size * k);
+    cell->cpu = malloc(sizeof(double) * (size_t)reps * b->size * 2);
+  }
   for (int i = 0; i < reps; ++i) {
-    double t[6];
+    double t[6], cpu[4];
     MPI_Request req;
     if (b->o.paired_comp_ref) {
       WindowBarrier(&b->clock, &b->window);
@@ -809,17 +866,30 @@ static void RunCell(Bench* b, Cell* cell, int order) {
       t[5] = LocalNow(&b->clock);
     }
     WindowBarrier(&b->clock, &b->window);
+    cpu[0] = ProcessCpu();
     t[0] = LocalNow(&b->clock);
     CollStart(&b->coll, &req);
     t[1] = LocalNow(&b->clock);
+    cpu[1] = ProcessCpu();
+    const double gemm0 = PoolCpu(&b->pool);
     Compute(&b->pool, order);
+    const double gemm = PoolCpu(&b->pool) - gemm0;
+    cpu[2] = ProcessCpu();
     t[2] = LocalNow(&b->clock);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     t[3] = LocalNow(&b->clock);
+    cpu[3] = ProcessCpu();
     GatherTimes(b, t, k);
     if (b->rank == 0)
       memcpy(cell->raw + (size_t)i * b->size * k, b->gathered,
              sizeof(double) * (size_t)b->size * k);
+    /* Progress: the process's CPU that was not the GEMM, over the whole
+     * collective and over the computation alone. */
+    const double progress[2] = {cpu[3] - cpu[0] - gemm, cpu[2] - cpu[1] - gemm};
+    GatherTimes(b, progress, 2);
+    if (b->rank == 0)
+      memcpy(cell->cpu + (size_t)i * b->size * 2, b->gathered,
+             sizeof(double) * (size_t)b->size * 2);
   }
 }
 
@@ -870,6 +940,22 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
     call_t[i] = cl;
     wait_t[i] = wt;
   }
+  /* Progress CPU, summed over the ranks, per repetition. */
+  double* cpu_all = malloc(sizeof(double) * (size_t)reps);
+  double* cpu_comp = malloc(sizeof(double) * (size_t)reps);
+  for (int i = 0; i < reps; ++i) {
+    cpu_all[i] = cpu_comp[i] = 0;
+    for (int r = 0; r < n; ++r) {
+      cpu_all[i] += cell->cpu[((size_t)i * n + r) * 2];
+      cpu_comp[i] += cell->cpu[((size_t)i * n + r) * 2 + 1];
+    }
+  }
+  const double cpu_all_s = Median(cpu_all, reps);
+  const double cpu_comp_s = Median(cpu_comp, reps);
+  const double handled =
+      ov_handled_bytes((OvCollective)cell->coll, (double)comm->calib.size, n);
+  free(cpu_all);
+  free(cpu_comp);
   const double tm = Median(measured, reps), tcw = Median(call_wait, reps);
   const double tc = Median(comp_t, reps);
   const int valid = comm->valid && comp->valid;
@@ -881,7 +967,7 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
       valid ? ov_overhead_ratio(tm, comp_ref, comm->ref) : NAN;
   const double comm_ratio = valid ? ov_comm_ratio(tcw, 0, comm->ref) : NAN;
   const double slowdown = valid ? ov_comp_slowdown_ratio(tc, comp_ref) : NAN;
-  char s[12][32];
+  char s[16][32];
   char* samples = SamplesText(measured, reps, 1e6);
   char* alone_text = b->o.paired_comp_ref ? SamplesText(alone, reps, 1e6)
                                           : SamplesText(alone, 0, 1e6);
@@ -891,7 +977,10 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
        "\"t_measured_us\": %s, \"t_call_us\": %s, \"t_comp_us\": %s, "
        "\"t_wait_us\": %s, \"overhead_ratio\": %s, \"comm_ratio\": %s, "
        "\"comp_slowdown\": %s, \"reps\": %d, \"samples_measured_us\": [%s], "
-       "\"t_comp_ref_separate_us\": %s, \"samples_comp_ref_us\": [%s]}",
+       "\"t_comp_ref_separate_us\": %s, \"samples_comp_ref_us\": [%s], "
+       "\"progress_cpu_us\": %s, \"progress_cpu_comp_us\": %s, "
+       "\"handled_bytes\": %.0f, \"progress_cpu_ns_per_mib\": %s, "
+       "\"progress_cpu_comp_ns_per_mib\": %s}",
        kCollNames[cell->coll], b->o.comm_us[cell->comm_i],
        b->o.comp_us[cell->comp_i], comm->calib.size, comp->calib.size,
        valid ? "true" : "false", Num(s[0], comm->ref * 1e6),
@@ -899,7 +988,10 @@ static void ReportCell(Bench* b, const Cell* cell, const Ref* comm,
        Num(s[3], Median(call_t, reps) * 1e6), Num(s[4], tc * 1e6),
        Num(s[5], Median(wait_t, reps) * 1e6), Num(s[6], overhead),
        Num(s[7], comm_ratio), Num(s[8], slowdown), reps, samples,
-       Num(s[9], comp->ref * 1e6), alone_text);
+       Num(s[9], comp->ref * 1e6), alone_text, Num(s[10], cpu_all_s * 1e6),
+       Num(s[11], cpu_comp_s * 1e6), isfinite(handled) ? handled : 0,
+       Num(s[12], ov_ns_per_mib(cpu_all_s, handled)),
+       Num(s[13], ov_ns_per_mib(cpu_comp_s, handled)));
   free(samples);
   free(alone_text);
   free(alone);
@@ -1111,7 +1203,10 @@ static void Sweep(Bench* b) {
   for (int i = 0; i < o->ncoll * o->ncomm_bytes; ++i) free(sized[i].raw);
   for (int i = 0; i < o->ncomp; ++i) free(comp[i].samples);
   free(sized);
-  for (int i = 0; i < o->ncoll * o->ncomm * o->ncomp; ++i) free(cells[i].raw);
+  for (int i = 0; i < o->ncoll * o->ncomm * o->ncomp; ++i) {
+    free(cells[i].raw);
+    free(cells[i].cpu);
+  }
   free(cells);
   free(comm);
   free(comp);
@@ -1209,6 +1304,91 @@ static void CheckClock(Bench* b) {
   free(all);
 }
 
+/* ---- CPU per thread ---- */
+
+/* Rank 0's CPU time per thread over the job so far, from
+ * /proc/self/task/TID/stat (utime + stime, clock ticks): the computation
+ * threads, the library's progress threads (Rondo's, MPICH's asynchronous
+ * thread), UCX's. One "threads" line. */
+static void EmitThreads(void) {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == NULL) return;
+  const double tick = (double)sysconf(_SC_CLK_TCK);
+  char list[8192];
+  size_t used = 0;
+  list[0] = 0;
+  struct dirent* e;
+  while ((e = readdir(dir)) != NULL && used + 160 < sizeof list) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300], line[1024];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) continue;
+    const size_t got = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[got] = 0;
+    /* "tid (name) state ppid ... utime(14) stime(15)": the name may hold
+     * spaces and parentheses, so fields are counted after the last ')'. */
+    char* open = strchr(line, '(');
+    char* close = strrchr(line, ')');
+    if (open == NULL || close == NULL || close < open) continue;
+    char name[32];
+    size_t k = 0;
+    for (char* c = open + 1; c < close && k + 1 < sizeof name; ++c)
+      if (*c != '"' && *c != '\\' && (unsigned char)*c >= ' ') name[k++] = *c;
+    name[k] = 0;
+    unsigned long long utime = 0, stime = 0;
+    if (sscanf(close + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+               &utime, &stime) != 2)
+      continue;
+    used += (size_t)snprintf(list + used, sizeof list - used,
+                             "%s{\"tid\": %s, \"name\": \"%s\", "
+                             "\"cpu_ms\": %.0f}",
+                             used ? ", " : "", e->d_name, name,
+                             (double)(utime + stime) / tick * 1e3);
+  }
+  closedir(dir);
+  Emit("{\"type\": \"threads\", \"rank\": 0, \"threads\": [%s]}", list);
+}
+
+/* ---- the computation without MPI (--comp-alone) ---- */
+
+/* Times the GEMM of order o->comp_alone_order o->ref_reps times (after one
+ * warm-up run) on this process's share of the node, never initialising
+ * MPI, and writes one comp_alone line to --out (stdout without). */
+static int CompAlone(const Options* o) {
+  int node[1024], cpus[1024];
+  const int nnode = NodeCpus(o->node_affinity, node, 1024);
+  const int ncpus = ComputeCpus(node, nnode, o->comm_cores, o->local_rank,
+                                o->local_size, cpus, 1024);
+  static Pool pool;
+  PoolStart(&pool, o->threads ? o->threads : ncpus, cpus, ncpus);
+  Compute(&pool, o->comp_alone_order);
+  double* t = malloc(sizeof(double) * (size_t)o->ref_reps);
+  for (int i = 0; i < o->ref_reps; ++i) {
+    const double t0 = RawNow();
+    Compute(&pool, o->comp_alone_order);
+    t[i] = RawNow() - t0;
+  }
+  const int threads = pool.nthreads;
+  PoolStop(&pool);
+  FILE* out = o->out_path ? fopen(o->out_path, "w") : stdout;
+  if (out == NULL)
+    Die(2, "--out: cannot write '%s': %s", o->out_path, strerror(errno));
+  char* text = SamplesText(t, o->ref_reps, 1e6);
+  char s1[32];
+  fprintf(out,
+          "{\"type\": \"comp_alone\", \"local_rank\": %d, \"order\": %d, "
+          "\"threads\": %d, \"t_comp_alone_us\": %s, \"samples_us\": [%s]}\n",
+          o->local_rank, o->comp_alone_order, threads,
+          Num(s1, Median(t, o->ref_reps) * 1e6), text);
+  free(text);
+  free(t);
+  if (out != stdout) fclose(out);
+  return 0;
+}
+
 /* ---- a watchdog over MPI_Finalize ---- */
 
 /* MPICH 4.0.2 over UCX (TCP) sometimes never returns from MPI_Finalize,
@@ -1275,6 +1455,7 @@ static void PrintSetup(Bench* b) {
 int main(int argc, char** argv) {
   static Bench b; /* large; zeroed */
   ParseOptions(argc, argv, &b.o);
+  if (b.o.comp_alone_order > 0) return CompAlone(&b.o);
   /* Before MPI_Init, which may bind the process (Open MPI does). */
   b.nnode = NodeCpus(b.o.node_affinity, b.node,
                      (int)(sizeof b.node / sizeof b.node[0]));
@@ -1320,6 +1501,7 @@ int main(int argc, char** argv) {
     b.coll.size = b.size;
     PrintSetup(&b);
     Sweep(&b);
+    if (b.rank == 0) EmitThreads();
     /* MPI impact: the middle computation target, passive, then without
      * MPI after MPI_Finalize. */
     Probe probe = {&b, NULL};
@@ -1333,6 +1515,31 @@ int main(int argc, char** argv) {
       double t0 = RawNow();
       Compute(&b.pool, order);
       passive[i] = RawNow() - t0;
+    }
+    /* The passive runs, written now: the library may hang in MPI_Finalize
+     * (the driver then compares them with a process that never initialises
+     * MPI). Rank r > 0 writes FILE.passive.r. */
+    {
+      char s1[32];
+      char* text = SamplesText(passive, runs, 1e6);
+      const char* fmt =
+          "{\"type\": \"passive\", \"rank\": %d, \"order\": %d, "
+          "\"threads\": %d, \"t_comp_passive_us\": %s, \"samples_us\": [%s]}";
+      if (b.rank == 0) {
+        Emit(fmt, 0, order, b.pool.nthreads,
+             Num(s1, Median(passive, runs) * 1e6), text);
+      } else if (b.o.out_path) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s.passive.%d", b.o.out_path, b.rank);
+        FILE* f = fopen(path, "w");
+        if (f) {
+          fprintf(f, fmt, b.rank, order, b.pool.nthreads,
+                  Num(s1, Median(passive, runs) * 1e6), text);
+          fputc('\n', f);
+          fclose(f);
+        }
+      }
+      free(text);
     }
     /* Without MPI there is no barrier: every rank starts run i at the
      * same global time, agreed now (a second for MPI_Finalize, then one

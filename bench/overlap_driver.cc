@@ -188,6 +188,7 @@ struct Args {
   std::string mpirun_mpich = "/usr/bin/mpirun.mpich";
   std::string comm_us, comp_us;  // empty: kDefaultTargets (--full: kFull...)
   int reps = 0;                  // 0: kDefaultReps (--full: kFullReps)
+  int invocations = 1;           // every job this many times, in turn
   double tolerance = 0.10;       // calibration: converged within this
   bool full = false;
   bool compare = false;
@@ -363,6 +364,10 @@ struct Cell {
   int reps = 0;
   std::vector<double> samples_us;
   std::vector<double> comp_ref_samples_us;  // paired runs (cluster)
+  // The CPU that was not the computation, summed over the ranks, per MiB
+  // handled (bench/overlap.c, step 8): over the whole collective and during
+  // the computation only.
+  std::optional<double> progress_cpu_ns_per_mib, progress_cpu_comp_ns_per_mib;
   // The 95% confidence interval of the overhead ratio and whether it is
   // narrow enough (Driver::Significance).
   std::optional<double> ci_low, ci_high;
@@ -415,6 +420,14 @@ struct Job {
   bool finalize_hang = false;      // the library hung in MPI_Finalize
   bool impact_missing_ok = false;  // ... so the impact line is missing
   std::string note;                // reported, not a failure
+  int invocation = 0;              // --invocations: 0 .. N-1
+  // Issue 27: every rank's passive runs (written before MPI_Finalize), the
+  // computation alone in processes that never initialise MPI (run after
+  // the job), rank 0's CPU per thread, and the kernel's floor (a plain TCP
+  // transfer between the same hosts, run before the job).
+  std::vector<json> passive_ranks, alone_ranks;
+  json threads;
+  json floor;  // {send, recv, bytes, ns_per_mib} or {error}
 };
 
 Cell ParseCell(const json& j) {
@@ -437,6 +450,8 @@ Cell ParseCell(const json& j) {
   c.bytes = std::llround(Number(j, "bytes").value_or(0));
   c.order = std::llround(Number(j, "order").value_or(0));
   c.reps = j.value("reps", 0);
+  c.progress_cpu_ns_per_mib = Number(j, "progress_cpu_ns_per_mib");
+  c.progress_cpu_comp_ns_per_mib = Number(j, "progress_cpu_comp_ns_per_mib");
   if (j.contains("samples_comp_ref_us") && j["samples_comp_ref_us"].is_array())
     for (const json& s : j["samples_comp_ref_us"])
       if (s.is_number() && std::isfinite(s.get<double>()))
@@ -469,19 +484,26 @@ class Driver {
       throw std::runtime_error("cannot make a temporary directory in /tmp");
     parts_dir_ = tmpl;
     bool stop = false;
-    for (size_t k = 0; k < jobs_.size(); ++k) {
-      Job& job = jobs_[k];
-      if (stop) {
-        job.failure = "not run: interrupted";
-        continue;
-      }
-      RunJob(k, job);
-      if (job.interrupted) {
-        std::fprintf(stderr,
-                     "overlap: interrupted; writing what was measured\n");
-        stop = true;
-      }
+    // --invocations N: the whole list of jobs N times in turn; the tables,
+    // cells and CSV are the first invocation's, the spread is over all.
+    for (int inv = 1; inv < a_.invocations; ++inv) {
+      repeats_.push_back(jobs_);
+      for (Job& job : repeats_.back()) job.invocation = inv;
     }
+    for (int inv = 0; inv < a_.invocations; ++inv)
+      for (size_t k = 0; k < jobs_.size(); ++k) {
+        Job& job = inv == 0 ? jobs_[k] : repeats_[inv - 1][k];
+        if (stop) {
+          job.failure = "not run: interrupted";
+          continue;
+        }
+        RunJob(k, job);
+        if (job.interrupted) {
+          std::fprintf(stderr,
+                       "overlap: interrupted; writing what was measured\n");
+          stop = true;
+        }
+      }
     std::error_code ec;
     std::filesystem::remove_all(parts_dir_, ec);
     if (a_.cells) PrintTables();
@@ -489,19 +511,31 @@ class Driver {
     int rc = WriteOutputs();
     int failed = 0;
     for (const Job& job : jobs_) failed += !job.failure.empty();
+    for (const auto& list : repeats_)
+      for (const Job& job : list) failed += !job.failure.empty();
     if (failed > 0) {
       std::fprintf(stderr, "\noverlap: %d of %zu job(s) failed:\n", failed,
-                   jobs_.size());
-      for (const Job& job : jobs_)
-        if (!job.failure.empty())
-          std::fprintf(stderr, "  %s %s: %s\n", job.config.library.c_str(),
-                       job.config.config.c_str(), job.failure.c_str());
+                   jobs_.size() * a_.invocations);
+      for (const Job* job : AllJobs())
+        if (!job->failure.empty())
+          std::fprintf(stderr, "  %s %s (invocation %d): %s\n",
+                       job->config.library.c_str(), job->config.config.c_str(),
+                       job->invocation + 1, job->failure.c_str());
       rc = 1;
     }
     return rc;
   }
 
  private:
+  // Every invocation's jobs.
+  std::vector<const Job*> AllJobs() const {
+    std::vector<const Job*> all;
+    for (const Job& j : jobs_) all.push_back(&j);
+    for (const auto& list : repeats_)
+      for (const Job& j : list) all.push_back(&j);
+    return all;
+  }
+
   // ---- arguments ----
 
   static int Bad(const std::string& message) {
@@ -1081,7 +1115,8 @@ class Driver {
 
   void RunJob(size_t k, Job& job) {
     const Config& c = job.config;
-    job.out = parts_dir_ + "/" + c.library + "." + c.config + ".jsonl";
+    job.out = parts_dir_ + "/" + c.library + "." + c.config + ".inv" +
+              std::to_string(job.invocation) + ".jsonl";
     JobSpec spec;
     spec.launcher = job.launcher;
     spec.launcher_path = job.launcher_path;
@@ -1123,9 +1158,15 @@ class Driver {
       spec.args.push_back(Join(sizes, ","));
     }
     if (a_.quiet) spec.args.push_back("--quiet");
-    std::printf("\njob %zu/%zu: %s %s (env %s; --comm-cores %d: %s)\n", k + 1,
-                jobs_.size(), c.library.c_str(), c.config.c_str(),
-                EnvText(c.env).c_str(), c.comm_cores, c.meaning.c_str());
+    std::printf("\njob %zu/%zu%s: %s %s (env %s; --comm-cores %d: %s)\n",
+                k + 1, jobs_.size(),
+                a_.invocations > 1
+                    ? (" of invocation " + std::to_string(job.invocation + 1) +
+                       "/" + std::to_string(a_.invocations))
+                          .c_str()
+                    : "",
+                c.library.c_str(), c.config.c_str(), EnvText(c.env).c_str(),
+                c.comm_cores, c.meaning.c_str());
     double done_s = 0;
     int done = 0;
     for (size_t i = 0; i < k; ++i)
@@ -1140,6 +1181,7 @@ class Driver {
       std::printf(
           "  (the job's progress bar estimates its time; the next "
           "jobs take about as long)\n");
+    RunFloor(job);
     if (!a_.quiet) std::printf("  %s\n", Join(JobCommand(spec)).c_str());
     std::fflush(stdout);
     const auto start = std::chrono::steady_clock::now();
@@ -1149,6 +1191,7 @@ class Driver {
             .count();
     job.ran = true;
     Collect(job);
+    RunCompAlone(job);
     const size_t expected =
         collectives_.size() * comm_us_.size() * comp_us_.size();
     // A library that hangs in MPI_Finalize after every result is written
@@ -1229,6 +1272,10 @@ class Driver {
         job.impact = j, job.impact_ranks.push_back(j);
       else if (type == "comm_size")
         job.comm_sizes.push_back(j);
+      else if (type == "passive")
+        job.passive_ranks.push_back(j);
+      else if (type == "threads")
+        job.threads = j.value("threads", json::array());
       else if (type == "clock") {  // measured at the end: part of the setup
         for (const auto& [k, v] : j.items())
           if (k != "type") job.setup[k] = v;
@@ -1238,19 +1285,215 @@ class Driver {
         if (j.value("finalize_hang", false)) job.finalize_hang = true;
       }
     }
-    // The other ranks' impact lines (bench/overlap.c writes FILE.impact.R).
-    for (int r = 1; r < ranks_; ++r) {
-      std::ifstream f(job.out + ".impact." + std::to_string(r));
-      if (!std::getline(f, line)) continue;
-      try {
-        json j = json::parse(line);
-        if (j.is_object() && j.value("type", "") == "impact")
-          job.impact_ranks.push_back(j);
-      } catch (const std::exception&) {
-        ++job.bad_lines;
+    // The other ranks' impact and passive lines (bench/overlap.c writes
+    // FILE.impact.R and FILE.passive.R).
+    for (int r = 1; r < ranks_; ++r)
+      for (const char* type : {"impact", "passive"}) {
+        const json j = ReadLine(job.out + "." + type + "." + std::to_string(r),
+                                type, &job.bad_lines);
+        if (j.is_null()) continue;
+        (std::string(type) == "impact" ? job.impact_ranks : job.passive_ranks)
+            .push_back(j);
       }
-    }
     for (Cell& c : job.cells) Significance(job, &c);
+  }
+
+  // The first line of `path` when it is a JSON object of `type`; null
+  // otherwise (a missing file is not counted as bad).
+  static json ReadLine(const std::string& path, const std::string& type,
+                       int* bad_lines) {
+    std::ifstream f(path);
+    std::string line;
+    if (!std::getline(f, line)) return nullptr;
+    try {
+      json j = json::parse(line);
+      if (j.is_object() && j.value("type", "") == type) return j;
+    } catch (const std::exception&) {
+    }
+    ++*bad_lines;
+    return nullptr;
+  }
+
+  // ---- issue 27: the kernel's floor and the computation without MPI ----
+
+  // The command that runs argv in host `host` of the cluster (cluster.sh
+  // exec), or here in shared memory; a shell word list.
+  std::string OnHost(int host, const std::vector<std::string>& argv) const {
+    std::vector<std::string> words;
+    if (hosts_ > 0) {
+      const std::string sh = Env("CLUSTER_SH");
+      words = {sh, "exec", std::to_string(host), "--prefix",
+               Env("CLUSTER_PREFIX"), "--"};
+    }
+    words.insert(words.end(), argv.begin(), argv.end());
+    std::vector<std::string> quoted;
+    for (const std::string& w : words) quoted.push_back(ShellQuote(w));
+    return Join(quoted);
+  }
+
+  // Host i of the job's ranks (srun: host 0 is Slurm's controller) and its
+  // address (cluster.sh: 10.77.0.(i+1)).
+  int RankHost(int rank) const {
+    return a_.launcher == "srun" ? rank + 1 : rank;
+  }
+  std::string HostAddress(int host) const {
+    return hosts_ > 0 ? "10.77.0." + std::to_string(host + 1) : "127.0.0.1";
+  }
+
+  // A plain TCP transfer of the largest --comm-bytes size (4 MiB by
+  // default), 8 times, from rank 0's host to rank 1's, both ends' CPU by
+  // getrusage (bench/overlap_floor.c): the kernel's floor, measured before
+  // every job so that it follows the machine's state as the jobs do.
+  void RunFloor(Job& job) const {
+    if (ranks_ < 2) return;
+    std::string why;
+    const std::string prog =
+        FindExecutable(argv0_, "bench/overlap_floor", &why);
+    if (prog.empty()) {
+      job.floor = {{"error", why}};
+      return;
+    }
+    const long long bytes =
+        comm_bytes_.empty()
+            ? 4 * 1048576LL
+            : *std::max_element(comm_bytes_.begin(), comm_bytes_.end());
+    const std::string reps = "8";
+    const int from = RankHost(0), to = RankHost(1);
+    const std::string recv_cmd =
+        OnHost(to, {prog, "recv", "--bind", HostAddress(to), "--port", "0",
+                    "--bytes", std::to_string(bytes), "--reps", reps});
+    auto fail = [&job](const std::string& what) {
+      job.floor = {{"error", what}};
+      std::printf("  note: kernel floor not measured: %s\n", what.c_str());
+    };
+    FILE* recv = popen(recv_cmd.c_str(), "r");
+    if (recv == nullptr) return fail("cannot start " + recv_cmd);
+    char line[1024];
+    int port = 0;
+    if (std::fgets(line, sizeof line, recv) == nullptr ||
+        std::sscanf(line, "port %d", &port) != 1 || port <= 0) {
+      pclose(recv);
+      return fail("the receiver did not print its port: " + recv_cmd);
+    }
+    const std::string send_cmd = OnHost(
+        from, {prog, "send", "--to", HostAddress(to), "--port",
+               std::to_string(port), "--bytes", std::to_string(bytes),
+               "--reps", reps});
+    FILE* send = popen(send_cmd.c_str(), "r");
+    json sides = json::object();
+    for (FILE* f : {send, recv}) {
+      if (f == nullptr) continue;
+      while (std::fgets(line, sizeof line, f) != nullptr) {
+        try {
+          json j = json::parse(line);
+          if (j.is_object() && j.value("type", "") == "floor")
+            sides[j.value("side", "?")] = j;
+        } catch (const std::exception&) {
+        }
+      }
+      pclose(f);
+    }
+    if (!sides.contains("send") || !sides.contains("recv"))
+      return fail("the transfer did not complete (" + send_cmd + ")");
+    const double cpu = Number(sides["send"], "cpu_us").value_or(NAN) +
+                       Number(sides["recv"], "cpu_us").value_or(NAN);
+    const double moved = Number(sides["send"], "bytes").value_or(0);
+    // Each byte handled at both ends, as ov_handled_bytes counts them.
+    const double per_mib = moved > 0 ? cpu * 1e3 / (2 * moved / kMiB) : NAN;
+    const double secs = Number(sides["recv"], "seconds").value_or(NAN);
+    job.floor = {{"send", sides["send"]},
+                 {"recv", sides["recv"]},
+                 {"bytes", moved},
+                 {"ns_per_mib", OrNull(per_mib)},
+                 {"gbit_per_s", OrNull(moved * 8 / secs / 1e9)}};
+    std::printf("  kernel floor: %s x %s over TCP in %.1f ms, %.0f us CPU (send "
+                "%.0f, recv %.0f): %.0f us per MiB handled\n",
+                reps.c_str(), Bytes(static_cast<double>(bytes)).c_str(),
+                secs * 1e3, cpu,
+                Number(sides["send"], "cpu_us").value_or(NAN),
+                Number(sides["recv"], "cpu_us").value_or(NAN), per_mib / 1e3);
+  }
+
+  // After the job: the computation of the passive runs' order, timed on
+  // every rank's host at once by a process that never initialises MPI
+  // (bench/overlap.c --comp-alone), so that the impact ratio exists even
+  // when the library hung in MPI_Finalize.
+  void RunCompAlone(Job& job) const {
+    const json* passive = nullptr;
+    for (const json& p : job.passive_ranks)
+      if (p.value("rank", -1) == 0) passive = &p;
+    if (passive == nullptr || job.interrupted) return;
+    const int order = passive->value("order", 0);
+    if (order < 2) return;
+    std::string script;
+    for (int r = 0; r < ranks_; ++r) {
+      std::vector<std::string> argv = {
+          job.program, "--comp-alone", std::to_string(order), "--ref-reps",
+          "9", "--threads", std::to_string(passive->value("threads", 1)),
+          "--comm-cores", std::to_string(job.config.comm_cores), "--out",
+          job.out + ".alone." + std::to_string(r)};
+      if (hosts_ > 0) {
+        for (const char* w : {"--node-cpus", "affinity"}) argv.push_back(w);
+      } else {
+        for (const std::string& w :
+             {std::string("--local-rank"), std::to_string(r),
+              std::string("--local-size"), std::to_string(ranks_)})
+          argv.push_back(w);
+      }
+      script += OnHost(hosts_ > 0 ? RankHost(r) : 0, argv) + " & ";
+    }
+    script += "wait";
+    if (std::system(script.c_str()) != 0)
+      std::printf("  note: the computation alone failed: %s\n",
+                  script.c_str());
+    for (int r = 0; r < ranks_; ++r) {
+      json j = ReadLine(job.out + ".alone." + std::to_string(r), "comp_alone",
+                        &job.bad_lines);
+      if (j.is_null()) continue;
+      j["rank"] = r;
+      job.alone_ranks.push_back(j);
+    }
+  }
+
+  // Rank r's impact against the computation without MPI: its passive runs
+  // over its process that never initialised MPI.
+  static std::optional<double> AloneImpact(const Job& job, int rank) {
+    std::optional<double> passive, alone;
+    for (const json& p : job.passive_ranks)
+      if (p.value("rank", -1) == rank) passive = Number(p, "t_comp_passive_us");
+    for (const json& a : job.alone_ranks)
+      if (a.value("rank", -1) == rank) alone = Number(a, "t_comp_alone_us");
+    if (!passive || !alone || *alone <= 0) return std::nullopt;
+    return *passive / *alone;
+  }
+
+  // The worst rank's impact without MPI, else the after-MPI_Finalize one.
+  static std::optional<double> HonestImpact(const Job& job) {
+    std::optional<double> worst;
+    for (const json& a : job.alone_ranks) {
+      const auto r = AloneImpact(job, a.value("rank", -1));
+      if (r && std::isfinite(*r) && (!worst || *r > *worst)) worst = r;
+    }
+    if (worst) return worst;
+    const auto w = WorstImpact(job);
+    return w ? std::optional<double>(w->first) : std::nullopt;
+  }
+
+  // Every rank's computation without MPI and its impact against it.
+  static json AloneJson(const Job& job) {
+    json out = json::array();
+    for (const json& a : job.alone_ranks) {
+      const int rank = a.value("rank", -1);
+      out.push_back({{"rank", rank},
+                     {"t_comp_alone_ns", NsOrNull(Number(a, "t_comp_alone_us"))},
+                     {"ratio", OrNull(AloneImpact(job, rank))}});
+    }
+    return out;
+  }
+
+  static std::optional<double> FloorNsPerMib(const Job& job) {
+    if (!job.floor.is_object()) return std::nullopt;
+    return Number(job.floor, "ns_per_mib");
   }
 
   static std::vector<double> SamplesOf(const json& j) {
@@ -1373,11 +1616,19 @@ class Driver {
     int not_significant = 0;  // valid diagonal cells dropped for noise
     int small = 0;            // valid diagonal cells under min_bytes_
     std::vector<double> measured_us;  // the used cells' medians
+    // Issue 27: progress CPU per MiB (whole collective, during the
+    // computation), and the honest figures against the computation without
+    // MPI: each cell's overhead ratio with t_comp_ref / impact as the
+    // computation's reference, and r_comp * impact (impact clamped at 1 so
+    // that noise never rewards a configuration).
+    double progress_ns_per_mib = NAN, progress_comp_ns_per_mib = NAN;
+    double overhead_vs_nompi = NAN, comp_slowdown_vs_nompi = NAN;
   };
 
   Summary SummaryOf(const Job& job, const std::string& collective) const {
     Summary s;
-    std::vector<double> o, r, p;
+    std::vector<double> o, r, p, cpu, cpu_comp, honest, honest_comp;
+    const double impact = std::max(1.0, HonestImpact(job).value_or(NAN));
     for (const Cell& c : job.cells) {
       if (!collective.empty() && c.collective != collective) continue;
       if (!c.valid || !OnDiagonal(c)) continue;
@@ -1385,6 +1636,12 @@ class Driver {
         ++s.small;
         continue;
       }
+      // The CPU is measured in every repetition, whatever the noise of the
+      // cell's overhead ratio: every eligible cell counts.
+      if (c.progress_cpu_ns_per_mib)
+        cpu.push_back(*c.progress_cpu_ns_per_mib);
+      if (c.progress_cpu_comp_ns_per_mib)
+        cpu_comp.push_back(*c.progress_cpu_comp_ns_per_mib);
       if (!c.significant) {
         ++s.not_significant;
         continue;
@@ -1394,8 +1651,18 @@ class Driver {
       if (c.comm_ratio) r.push_back(*c.comm_ratio);
       if (c.comp_slowdown) p.push_back(*c.comp_slowdown);
       if (c.measured) s.measured_us.push_back(*c.measured);
+      if (std::isfinite(impact) && c.measured && c.comp_ref && c.comm_ref) {
+        honest.push_back(
+            (*c.measured - std::max(*c.comm_ref, *c.comp_ref / impact)) /
+            std::min(*c.comm_ref, *c.comp_ref / impact));
+        if (c.comp_slowdown) honest_comp.push_back(*c.comp_slowdown * impact);
+      }
     }
     s.cells = static_cast<int>(o.size());
+    s.progress_ns_per_mib = Median(cpu);
+    s.progress_comp_ns_per_mib = Median(cpu_comp);
+    s.overhead_vs_nompi = Median(honest);
+    s.comp_slowdown_vs_nompi = Median(honest_comp);
     s.overhead = Median(o);
     s.comm_ratio = Median(r);
     s.comp_slowdown = Median(p);
@@ -1493,9 +1760,104 @@ class Driver {
     std::printf(
         "(n.s.: diagonal cells left out as not significant, of those "
         "eligible; every cell is in the CSV and JSON with its interval)\n");
+    PrintProgressCost();
     PrintCommTable();
     PrintPeers();
+    PrintSpread();
     std::fflush(stdout);
+  }
+
+  // "12.3" microseconds from nanoseconds, "-" when not finite.
+  static std::string UsOf(double ns) {
+    char buf[32];
+    if (!std::isfinite(ns)) return "-";
+    std::snprintf(buf, sizeof buf, "%.0f", ns / 1e3);
+    return buf;
+  }
+
+  // Issue 27: what progress costs in CPU per MiB, beside the kernel's own
+  // cost for the same bytes between the same hosts.
+  void PrintProgressCost() const {
+    std::printf(
+        "\nProgress CPU per MiB handled (us of CPU that was not the "
+        "computation, all ranks, per MiB sent or received; medians of the "
+        "valid diagonal cells, significant or not: the CPU is measured in "
+        "every repetition): during the computation / over the whole "
+        "collective (call + computation + wait); the kernel floor is a "
+        "plain TCP transfer between the same hosts, both ends, measured "
+        "before the job\n");
+    std::printf("%-18s", "library:config");
+    for (const std::string& coll : collectives_)
+      std::printf(" %13s", coll.c_str());
+    std::printf(" %13s %7s %9s  %s\n", "all", "floor", "all/floor",
+                "threads (rank 0, CPU ms over the job)");
+    for (const Job& job : jobs_) {
+      std::printf("%-18s",
+                  (job.config.library + ":" + job.config.config).c_str());
+      for (const std::string& coll : collectives_) {
+        const Summary sm = SummaryOf(job, coll);
+        std::printf(" %13s", (UsOf(sm.progress_comp_ns_per_mib) + " / " +
+                              UsOf(sm.progress_ns_per_mib))
+                                 .c_str());
+      }
+      const Summary all = SummaryOf(job, "");
+      const auto floor = FloorNsPerMib(job);
+      std::printf(" %13s %7s %9s  %s\n",
+                  (UsOf(all.progress_comp_ns_per_mib) + " / " +
+                   UsOf(all.progress_ns_per_mib))
+                      .c_str(),
+                  floor ? UsOf(*floor).c_str() : "-",
+                  floor && *floor > 0
+                      ? Ratio(all.progress_ns_per_mib / *floor).c_str()
+                      : "-",
+                  ThreadsText(job).c_str());
+    }
+  }
+
+  // Rank 0's threads that used CPU, heaviest first: "name 1234, ...".
+  static std::string ThreadsText(const Job& job) {
+    if (!job.threads.is_array()) return "-";
+    std::vector<std::pair<double, std::string>> t;
+    for (const json& x : job.threads)
+      t.push_back({Number(x, "cpu_ms").value_or(0), x.value("name", "?")});
+    std::sort(t.rbegin(), t.rend());
+    std::string out;
+    for (size_t i = 0; i < t.size() && i < 4; ++i) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%s %.0f", i ? ", " : "",
+                    t[i].second.c_str(), t[i].first);
+      out += buf;
+    }
+    return out.empty() ? "-" : out;
+  }
+
+  // The overall median overhead of job k in every invocation.
+  std::vector<double> InvocationOverheads(size_t k) const {
+    std::vector<double> v = {SummaryOf(jobs_[k], "").overhead};
+    for (const auto& list : repeats_) v.push_back(SummaryOf(list[k], "").overhead);
+    return v;
+  }
+
+  void PrintSpread() const {
+    if (repeats_.empty()) return;
+    std::printf(
+        "\nBetween invocations (--invocations %d): each configuration's "
+        "median overhead ratio over its summarized cells, per invocation, "
+        "and the spread (max - min)\n",
+        a_.invocations);
+    for (size_t k = 0; k < jobs_.size(); ++k) {
+      std::vector<std::string> text;
+      double lo = INFINITY, hi = -INFINITY;
+      for (double x : InvocationOverheads(k)) {
+        text.push_back(Ratio(x));
+        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+      }
+      std::printf("%-18s %s   spread %s\n",
+                  (jobs_[k].config.library + ":" + jobs_[k].config.config)
+                      .c_str(),
+                  Join(text, " ").c_str(),
+                  hi >= lo ? Ratio(hi - lo).c_str() : "-");
+    }
   }
 
   static std::string Bytes(double b) {
@@ -1539,42 +1901,92 @@ class Driver {
     }
   }
 
-  // Every library's configurations side by side with Rondo's defaults.
+  // Every library's configurations side by side with Rondo's defaults, on
+  // three axes together: overlap, the computation's slowdown and the idle
+  // library's cost, all against the computation without MPI.
   void PrintPeers() const {
     const Job* rondo = FindJob("rondo", "default");
     if (rondo == nullptr || programs_.size() < 2) return;
-    const Summary r = SummaryOf(*rondo, "");
     std::printf(
-        "\nAgainst Rondo's defaults (medians over the summarized cells: "
-        "overhead ratio, lower is better; r_comp: the computation's slowdown "
-        "while it overlaps, what the progress costs it; impact: the idle "
-        "library's cost, rank 0 / worst rank)\n");
-    std::printf("%-18s %9s %8s %15s %8s  %s\n", "library:config", "overhead",
-                "r_comp", "impact", "cells", "versus rondo:default");
+        "\nAgainst Rondo's defaults (medians over the summarized cells). "
+        "overhead: the paper's ratio, the computation's reference timed in "
+        "the job; vs no MPI: the same with the computation's reference "
+        "taken without MPI (t_comp_ref / impact), so that a library that "
+        "slows the computation all the time pays for it; r_comp x impact: "
+        "the computation's slowdown against no MPI; impact: passive / a "
+        "process that never initialised MPI, worst rank (after "
+        "MPI_Finalize when that process did not run); CPU: progress CPU per "
+        "MiB over the whole collective, us\n");
+    std::printf("%-18s %8s %9s %8s %9s %7s %7s  %s\n", "library:config",
+                "overhead", "vs no MPI", "r_comp", "r_comp*i", "impact",
+                "CPU/MiB", "versus rondo:default");
+    const Summary r = SummaryOf(*rondo, "");
+    const double ri = HonestImpact(*rondo).value_or(NAN);
     for (const Job& job : jobs_) {
-      const Summary s = SummaryOf(job, "");
-      const auto worst = WorstImpact(job);
-      std::string verdict = "-";
-      if (&job == rondo)
-        verdict = "(reference)";
-      else if (std::isfinite(s.overhead) && std::isfinite(r.overhead))
-        verdict = std::fabs(s.overhead - r.overhead) < 0.05 ? "same overlap"
-                  : r.overhead < s.overhead ? "rondo overlaps more"
-                                            : "rondo overlaps less";
-      std::printf("%-18s %9s %8s %15s %8d  %s\n",
+      const Summary sm = SummaryOf(job, "");
+      const double impact = HonestImpact(job).value_or(NAN);
+      std::printf("%-18s %8s %9s %8s %9s %7s %7s  %s\n",
                   (job.config.library + ":" + job.config.config).c_str(),
-                  Ratio(s.overhead).c_str(), Ratio(s.comp_slowdown).c_str(),
-                  (Ratio(ImpactRatio(job)) + " / " +
-                   (worst ? Ratio(worst->first) : std::string("-")))
-                      .c_str(),
-                  s.cells, verdict.c_str());
+                  Ratio(sm.overhead).c_str(),
+                  Ratio(sm.overhead_vs_nompi).c_str(),
+                  Ratio(sm.comp_slowdown).c_str(),
+                  Ratio(sm.comp_slowdown_vs_nompi).c_str(),
+                  Ratio(impact).c_str(), UsOf(sm.progress_ns_per_mib).c_str(),
+                  &job == rondo ? "(reference)"
+                                : Verdict(sm, impact, r, ri).c_str());
     }
+    std::printf(
+        "(A configuration that overlaps more by taking the computation's "
+        "core is not better: the verdict weighs the overlap against r_comp "
+        "x impact and the impact, and calls a configuration ahead only when "
+        "it is not behind on any of them by more than 0.05.)\n");
     for (const json& sk : skipped_)
       if (sk["library"] != "rondo")
         std::printf("  (%s %s skipped: %s)\n",
                     sk["library"].get<std::string>().c_str(),
                     sk["config"].get<std::string>().c_str(),
                     sk["reason"].get<std::string>().c_str());
+  }
+
+  // The verdict of configuration x against Rondo's defaults r on the three
+  // axes (overhead against no MPI, r_comp x impact, impact; 0.05 is "the
+  // same").
+  static std::string Verdict(const Summary& x, double xi, const Summary& r,
+                             double ri) {
+    auto cmp = [](double a, double b) {  // -1: a lower (better), 1: higher
+      if (!std::isfinite(a) || !std::isfinite(b)) return 2;
+      return std::fabs(a - b) < 0.05 ? 0 : a < b ? -1 : 1;
+    };
+    const int o = cmp(x.overhead_vs_nompi, r.overhead_vs_nompi);
+    const int c = cmp(x.comp_slowdown_vs_nompi, r.comp_slowdown_vs_nompi);
+    const int i = cmp(xi, ri);
+    if (o == 2) return "-";
+    const bool costlier = c == 1 || i == 1;
+    const bool cheaper = c == -1 || i == -1;
+    char costs[96];
+    std::snprintf(costs, sizeof costs,
+                  "r_comp x impact %s vs %s, impact %s vs %s",
+                  Ratio(x.comp_slowdown_vs_nompi).c_str(),
+                  Ratio(r.comp_slowdown_vs_nompi).c_str(), Ratio(xi).c_str(),
+                  Ratio(ri).c_str());
+    if (o == -1 && !costlier)
+      return "ahead of rondo:default: overlaps more at no more cost";
+    if (o == -1)
+      return std::string("overlaps more by taking the computation's core (") +
+             costs + "): not better";
+    if (o == 0 && cheaper && !costlier)
+      return "same overlap at less cost: ahead";
+    if (o == 0 && costlier && !cheaper)
+      return "same overlap at more cost: rondo ahead";
+    if (o == 0 && costlier)
+      return std::string("same overlap, mixed costs (") + costs + ")";
+    if (o == 0) return "same on all three";
+    if (cheaper && !costlier)
+      return std::string("rondo overlaps more; this costs the computation "
+                         "less (") + costs + ")";
+    if (cheaper)
+      return std::string("rondo overlaps more; mixed costs (") + costs + ")";
+    return "rondo ahead: overlaps more at no more cost";
   }
 
   // ---- files ----
@@ -1599,7 +2011,11 @@ class Driver {
                 {"seconds", job.seconds},
                 {"setup", job.setup},
                 {"comm_ref", job.comm_refs},
-                {"comp_ref", job.comp_refs}};
+                {"comp_ref", job.comp_refs},
+                {"kernel_floor", job.floor},
+                {"threads", job.threads},
+                {"passive", job.passive_ranks},
+                {"comp_alone", job.alone_ranks}};
       if (c.library == "rondo") {
         json inherited = json::object();
         for (const auto& [k, v] : inherited_)
@@ -1645,7 +2061,12 @@ class Driver {
                    {"significant", cell.significant},
                    {"ci_low", OrNull(cell.ci_low)},
                    {"ci_high", OrNull(cell.ci_high)},
-                   {"diagnosis", Diagnose(cell)}};
+                   {"diagnosis", Diagnose(cell)},
+                   {"progress_cpu_ns_per_mib",
+                    OrNull(cell.progress_cpu_ns_per_mib)},
+                   {"progress_cpu_comp_ns_per_mib",
+                    OrNull(cell.progress_cpu_comp_ns_per_mib)},
+                   {"kernel_floor_ns_per_mib", OrNull(FloorNsPerMib(job))}};
         report.Add(std::move(r));
         csv += c.library + "," + c.config + "," + cell.collective + "," +
                std::to_string(cell.comm_target) + "," +
@@ -1659,8 +2080,13 @@ class Driver {
                CsvNumber(cell.ci_low) + "," + CsvNumber(cell.ci_high) + "\n";
         ++rows;
       }
-      if (job.impact) {
-        const json& j = *job.impact;
+      const json* passive0 = nullptr;
+      for (const json& p : job.passive_ranks)
+        if (p.value("rank", -1) == 0) passive0 = &p;
+      if (job.impact || passive0 != nullptr) {
+        // The library may have hung in MPI_Finalize: then only the passive
+        // runs and the computation without MPI (a separate process) exist.
+        const json& j = job.impact ? *job.impact : *passive0;
         const std::optional<double> passive = Number(j, "t_comp_passive_us");
         const std::optional<double> ratio = Number(j, "ratio");
         CaseResult r;
@@ -1685,7 +2111,11 @@ class Driver {
                    {"ranks", per_rank},
                    {"t_comp_passive_ns", NsOrNull(passive)},
                    {"t_comp_nompi_ns", NsOrNull(Number(j, "t_comp_nompi_us"))},
-                   {"order", j.value("order", 0)}};
+                   {"order", j.value("order", 0)},
+                   {"ratio_vs_nompi_process", OrNull(AloneImpact(job, 0))},
+                   {"ratio_vs_nompi_process_worst", OrNull(HonestImpact(job))},
+                   {"ranks_vs_nompi_process", AloneJson(job)},
+                   {"after_finalize", job.impact.has_value()}};
         report.Add(std::move(r));
         impact += c.library + "," + c.config + "," + CsvNumber(ratio) + "," +
                   (worst ? CsvNumber(worst->first) : std::string()) + "," +
@@ -1717,8 +2147,31 @@ class Driver {
                    {"not_significant", sm.not_significant},
                    {"below_min_bytes", sm.small},
                    {"min_bytes", min_bytes_},
+                   {"progress_cpu_ns_per_mib", OrNull(sm.progress_ns_per_mib)},
+                   {"progress_cpu_comp_ns_per_mib",
+                    OrNull(sm.progress_comp_ns_per_mib)},
+                   {"kernel_floor_ns_per_mib", OrNull(FloorNsPerMib(job))},
+                   {"overhead_ratio_vs_nompi", OrNull(sm.overhead_vs_nompi)},
+                   {"comp_slowdown_vs_nompi",
+                    OrNull(sm.comp_slowdown_vs_nompi)},
+                   {"impact_vs_nompi", OrNull(HonestImpact(job))},
+                   {"invocations", a_.invocations},
                    {"what",
                     "median over the valid, significant diagonal cells"}};
+        if (coll.empty()) {
+          // Every invocation's overall median and their spread.
+          const std::vector<double> v =
+              InvocationOverheads(static_cast<size_t>(&job - jobs_.data()));
+          json list = json::array();
+          double lo = INFINITY, hi = -INFINITY;
+          for (double x : v) {
+            list.push_back(OrNull(x));
+            if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+          }
+          r.extra["overhead_ratio_invocations"] = list;
+          r.extra["overhead_ratio_spread"] =
+              hi >= lo ? json(hi - lo) : json(nullptr);
+        }
         report.Add(std::move(r));
       }
     }
@@ -1770,6 +2223,7 @@ class Driver {
         {"comm_targets_us", comm_us_},
         {"comp_targets_us", comp_us_},
         {"reps", a_.reps},
+        {"invocations", a_.invocations},
         {"tolerance", a_.tolerance},
         {"full", a_.full},
         {"timeout_s", Timeout()},
@@ -1861,6 +2315,7 @@ class Driver {
       programs_;  // library -> (program, launcher)
   std::map<std::string, std::string> inherited_;
   std::vector<Job> jobs_;
+  std::vector<std::vector<Job>> repeats_;  // invocations 2 .. N
   std::vector<json> skipped_;
   std::string plot_dir_, csv_, impact_csv_, json_, parts_dir_;
 };
@@ -1929,6 +2384,12 @@ int main(int argc, char** argv) {
   app.add_option("--reps", a.reps,
                  "measured repetitions per cell (default 7, --full 20)")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--invocations", a.invocations,
+                 "run the whole comparison this many times in turn and "
+                 "report the spread of each configuration's median overhead "
+                 "between invocations (default 1; the cells, tables and CSV "
+                 "are the first invocation's)")
+      ->check(CLI::Range(1, 20));
   app.add_option("--tolerance", a.tolerance,
                  "calibration: a target is reached within this relative "
                  "error, else the cell is invalid (default 0.10, the "

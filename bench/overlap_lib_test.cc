@@ -44,6 +44,33 @@ TEST_CASE("ratios of Eqs. 2-4 on hand-computed cases", "[overlap][metrics]") {
   CHECK(ov_mpi_impact_ratio(10.0, 10.0) == 1.0);
 }
 
+TEST_CASE("handled bytes and CPU per MiB on hand-computed cases",
+          "[overlap][metrics]") {
+  const double mib = 1048576.0;
+  // 2 ranks: a broadcast sends B once and receives it once.
+  CHECK(ov_handled_bytes(OV_IBCAST, mib, 2) == 2 * mib);
+  CHECK(ov_handled_bytes(OV_IREDUCE, mib, 2) == 2 * mib);
+  // Each of the 2 ranks sends and receives B.
+  CHECK(ov_handled_bytes(OV_IALLREDUCE, mib, 2) == 4 * mib);
+  CHECK(ov_handled_bytes(OV_IALLGATHER, mib, 2) == 4 * mib);
+  CHECK(ov_handled_bytes(OV_IALLTOALL, mib, 2) == 4 * mib);
+  // 4 ranks: 3 copies of the block for a broadcast, 12 blocks for an
+  // alltoall, each counted at both ends.
+  CHECK(ov_handled_bytes(OV_IBCAST, 100.0, 4) == 600.0);
+  CHECK(ov_handled_bytes(OV_IALLREDUCE, 100.0, 4) == 1200.0);
+  CHECK(ov_handled_bytes(OV_IALLTOALL, 100.0, 4) == 2400.0);
+  CHECK(ov_handled_bytes(OV_IALLGATHER, 100.0, 1) == 0.0);
+  CHECK(std::isnan(ov_handled_bytes(OV_IBCAST, -1.0, 2)));
+  CHECK(std::isnan(ov_handled_bytes(OV_IBCAST, kNaN, 2)));
+  CHECK(std::isnan(ov_handled_bytes(OV_IBCAST, 8.0, 0)));
+  // 2 ms of CPU for 4 MiB: 0.5 ms per MiB.
+  CHECK(ov_ns_per_mib(2e-3, 4 * mib) == Approx(5e5).epsilon(1e-12));
+  CHECK(ov_ns_per_mib(0.0, mib) == 0.0);
+  CHECK(std::isnan(ov_ns_per_mib(1.0, 0.0)));
+  CHECK(std::isnan(ov_ns_per_mib(kInf, mib)));
+  CHECK(std::isnan(ov_ns_per_mib(1.0, kNaN)));
+}
+
 TEST_CASE("metrics are NaN without a usable reference or input",
           "[overlap][metrics]") {
   CHECK(std::isnan(ov_overhead_ratio(14.0, 0.0, 4.0)));

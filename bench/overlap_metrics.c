@@ -34,3 +34,24 @@ double ov_comm_ratio(double t_call, double t_wait, double t_comm_ref) {
   }
   return (t_call + t_wait) / t_comm_ref;
 }
+
+double ov_handled_bytes(OvCollective collective, double bytes, int ranks) {
+  if (!isfinite(bytes) || bytes < 0 || ranks < 1) return NAN;
+  const double p = ranks;
+  switch (collective) {
+    case OV_IBCAST:
+    case OV_IREDUCE:
+      return 2 * (p - 1) * bytes;
+    case OV_IALLREDUCE:
+      return 4 * (p - 1) * bytes;
+    case OV_IALLGATHER:
+    case OV_IALLTOALL:
+      return 2 * p * (p - 1) * bytes;
+  }
+  return NAN;
+}
+
+double ov_ns_per_mib(double cpu_seconds, double bytes) {
+  if (!isfinite(cpu_seconds) || !isfinite(bytes) || bytes <= 0) return NAN;
+  return cpu_seconds * 1e9 / (bytes / 1048576.0);
+}

@@ -6,7 +6,13 @@
 # bench/report.h (every cell's case; valid cells with finite positive
 # figures and finite ratios; the mpi_impact cases), the CSV with its exact
 # header and impact.csv. Bad arguments exit with status 2 and say what is
-# allowed. Overlap figures are not checked here (a 2-core machine), and the
+# allowed. Issue 27's figures: every valid cell's progress CPU per MiB
+# (finite, not negative, the part during the computation at most the
+# whole) and the kernel floor (a loopback TCP transfer here, the same for
+# every cell of a job); the summaries' medians of them; the impact against
+# a process that never initialised MPI on both ranks; rank 0's CPU per
+# thread; and, with --invocations 2, each summary's two invocations and
+# their spread. Overlap figures are not checked here (a 2-core machine), and the
 # calibration accepts any time within 100% of its target (--tolerance 1), so
 # that a busy machine still yields valid cells; the test runs alone
 # (exclusive) for the same reason.
@@ -74,7 +80,8 @@ fi
   --mpirun "$tmp/no/mpirun" --mpirun-mpich "$tmp/no/mpirun.mpich" \
   --ranks 2 --configs basic,dedicated \
   --collectives ibcast,iallreduce --comm-us 200,2000 --comp-us 200,2000 \
-  --reps 3 --tolerance 1 --json "$tmp/o.json" --plot-dir "$tmp/plots" \
+  --reps 3 --tolerance 1 --invocations 2 --json "$tmp/o.json" \
+  --plot-dir "$tmp/plots" \
   > "$tmp/o.txt"
 cat "$tmp/o.txt"
 head -1 "$tmp/o.txt" | grep -q "^overlap: no emulated cluster here (not root" || {
@@ -84,8 +91,11 @@ grep -q "^overlap: mpich not run: .*no/mpirun.mpich not found" "$tmp/o.txt"
 if grep -Eq "^(openmpi|mpich):" "$tmp/o.txt"; then
   echo "a library that is not installed appears in a table"; exit 1
 fi
-grep -q "^job 1/2: rondo basic" "$tmp/o.txt"
-grep -q "^job 2/2: rondo dedicated" "$tmp/o.txt"
+grep -q "^job 1/2 of invocation 1/2: rondo basic" "$tmp/o.txt"
+grep -q "^job 2/2 of invocation 2/2: rondo dedicated" "$tmp/o.txt"
+grep -q "^Progress CPU per MiB" "$tmp/o.txt"
+grep -q "^Between invocations" "$tmp/o.txt"
+grep -q "kernel floor: 8 x 4 MiB over TCP" "$tmp/o.txt"
 grep -q "^Summary" "$tmp/o.txt"
 grep -q "^rondo:dedicated" "$tmp/o.txt"
 
@@ -118,6 +128,12 @@ def finite(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) \
         and math.isfinite(x)
 
+def median(v):
+    v = sorted(v)
+    k = len(v)
+    return v[k // 2] if k % 2 else (v[k // 2 - 1] + v[k // 2]) / 2
+
+floors = {}
 valid = 0
 for name in want:
     r = cases[name]
@@ -130,6 +146,13 @@ for name in want:
             assert r[k] is None, (name, k, r[k])
         continue
     valid += 1
+    # Progress CPU: the process's CPU that was not the GEMM, per MiB.
+    whole, comp = r["progress_cpu_ns_per_mib"], r["progress_cpu_comp_ns_per_mib"]
+    assert finite(whole) and finite(comp), (name, whole, comp)
+    assert comp >= -1e3 and comp <= whole + 1e-6 * abs(whole) + 1, (name, comp, whole)
+    floor = r["kernel_floor_ns_per_mib"]
+    assert finite(floor) and floor > 0, (name, floor)
+    floors.setdefault(name.split(":")[2], set()).add(floor)
     for k in ("median_ns", "min_ns", "p99_ns"):
         assert finite(r[k]) and r[k] > 0, (name, k, r[k])
     assert r["min_ns"] <= r["median_ns"] <= r["p99_ns"], (name, r)
@@ -150,6 +173,36 @@ for name in want:
 # busy 2-core machine (the cell is then invalid, as the paper marks it), but
 # not every one.
 assert valid > 0, f"no valid cell among {len(want)}"
+
+# One floor per job, in every cell of it.
+assert all(len(v) == 1 for v in floors.values()), floors
+for cfg in ("basic", "dedicated"):
+    c = configs[("rondo", cfg)]
+    fl = c["kernel_floor"]
+    assert fl["send"]["bytes"] == fl["recv"]["bytes"] == 8 * 4194304, fl
+    cpu = fl["send"]["cpu_us"] + fl["recv"]["cpu_us"]
+    assert abs(fl["ns_per_mib"] - cpu * 1e3 / (2 * 32)) < 1e-6 * fl["ns_per_mib"] + 1e-9, fl
+    names = [t["name"] for t in c["threads"]]
+    assert names and all(t["cpu_ms"] >= 0 for t in c["threads"]), c["threads"]
+    assert len(c["passive"]) == 2 and len(c["comp_alone"]) == 2, c
+    r = cases[f"mpi_impact:rondo:{cfg}"]
+    alone = {x["rank"]: x for x in r["ranks_vs_nompi_process"]}
+    assert set(alone) == {0, 1}, r
+    for x in alone.values():
+        assert finite(x["ratio"]) and x["ratio"] > 0, r
+        assert finite(x["t_comp_alone_ns"]) and x["t_comp_alone_ns"] > 0, r
+    assert r["ratio_vs_nompi_process"] == alone[0]["ratio"], r
+    assert r["ratio_vs_nompi_process_worst"] == max(x["ratio"] for x in alone.values()), r
+    assert r["after_finalize"] is True, r
+    s = cases[f"summary:rondo:{cfg}:all"]
+    assert s["invocations"] == 2, s
+    inv = s["overhead_ratio_invocations"]
+    assert len(inv) == 2 and inv[0] == s["overhead_ratio"], s
+    if None not in inv:
+        assert abs(s["overhead_ratio_spread"] - (max(inv) - min(inv))) < 1e-9, s
+    assert s["kernel_floor_ns_per_mib"] == fl["ns_per_mib"], s
+    assert s["impact_vs_nompi"] == r["ratio_vs_nompi_process_worst"], s
+assert doc["machine"]["invocations"] == 2, doc["machine"]
 
 for cfg in ("basic", "dedicated"):
     r = cases.get(f"mpi_impact:rondo:{cfg}")
@@ -172,11 +225,31 @@ for cfg in ("basic", "dedicated"):
                 and max(int(n.split(":")[4]), int(n.split(":")[5]))
                 <= 3 * min(int(n.split(":")[4]), int(n.split(":")[5]))]
         assert s["cells"] == len(used), (coll, s, len(used))
+        # The progress CPU: every valid diagonal cell, significant or not.
+        eligible = [cases[n] for n in want if n.split(":")[2] == cfg
+                    and (coll == "all" or n.split(":")[3] == coll)
+                    and cases[n]["valid"]
+                    and max(int(n.split(":")[4]), int(n.split(":")[5]))
+                    <= 3 * min(int(n.split(":")[4]), int(n.split(":")[5]))]
+        if eligible:
+            cpu = median([c["progress_cpu_ns_per_mib"] for c in eligible])
+            assert abs(s["progress_cpu_ns_per_mib"] - cpu) < 1e-6 * abs(cpu) + 1e-9, (s, cpu)
+            cpu = median([c["progress_cpu_comp_ns_per_mib"] for c in eligible])
+            assert abs(s["progress_cpu_comp_ns_per_mib"] - cpu) < 1e-6 * abs(cpu) + 1e-9, (s, cpu)
+        else:
+            assert s["progress_cpu_ns_per_mib"] is None, s
         if used:
             ratios = sorted(c["overhead_ratio"] for c in used)
             k = len(ratios)
             median = ratios[k // 2] if k % 2 else (ratios[k // 2 - 1] + ratios[k // 2]) / 2
             assert abs(s["overhead_ratio"] - median) < 1e-9, (s, ratios)
+            # The honest figures: the computation's reference without MPI
+            # (t_comp_ref / impact, the impact clamped at 1).
+            imp = max(1.0, s["impact_vs_nompi"])
+            honest = median([(c["t_measured_ns"] - max(c["t_comm_ref_ns"], c["t_comp_ref_ns"] / imp))
+                             / min(c["t_comm_ref_ns"], c["t_comp_ref_ns"] / imp) for c in used])
+            assert abs(s["overhead_ratio_vs_nompi"] - honest) < 1e-6, (s, honest)
+            assert abs(s["comp_slowdown_vs_nompi"] - median([c["comp_slowdown"] for c in used]) * imp) < 1e-6, s
         else:
             assert s["overhead_ratio"] is None, s
 
