@@ -38,8 +38,10 @@ inline constexpr size_t kCellBytes = 64;
 inline constexpr size_t kHeadBytes = 12;  // word, type, flags, ncells, len
 inline constexpr size_t kHeadPayload = kCellBytes - kHeadBytes;  // 52
 inline constexpr size_t kTailPayload = kCellBytes - 4;           // 60
-// The largest frame payload (a 64 KiB packet plus a data frame's header).
-inline constexpr uint32_t kMaxFramePayload = (64u << 10) + 16;
+// The largest packet, and frame payload (a packet plus a data frame's
+// header): nmad's largest max_packet.
+inline constexpr uint32_t kMaxPacket = 1u << 20;
+inline constexpr uint32_t kMaxFramePayload = kMaxPacket + 16;
 
 struct alignas(kCellBytes) Cell {
   uint32_t word;  // Tag(index) | kContinuation on continuation cells

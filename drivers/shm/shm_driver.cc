@@ -42,6 +42,14 @@ int PidfdOpen(int pid) {
 
 }  // namespace
 
+uint32_t RingCellsFor(size_t max_packet) {
+  const uint32_t need =
+      2 * CellsFor(static_cast<uint32_t>(max_packet + kDataHeaderBytes));
+  uint32_t cells = kDefaultRingCells;
+  while (cells < need) cells *= 2;
+  return cells;
+}
+
 std::string DoorbellName(uint64_t nonce, int local) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "rondo-shm-%016llx-%d",
@@ -67,9 +75,9 @@ Result<std::unique_ptr<ShmDriver>> ShmDriver::Create(
   if (options.local < 0 || options.local >= segment->local_size())
     return bad("invalid local index " + std::to_string(options.local) +
                ". Expected: 0.." + std::to_string(segment->local_size() - 1));
-  if (options.max_packet < 1 || options.max_packet > (64u << 10))
+  if (options.max_packet < 1 || options.max_packet > kMaxPacket)
     return bad("invalid max_packet " + std::to_string(options.max_packet) +
-               ". Expected: 1..65536");
+               ". Expected: 1.." + std::to_string(kMaxPacket));
   if (options.copy_chunk < 1 || options.copy_chunk > (64u << 10))
     return bad("invalid copy_chunk " + std::to_string(options.copy_chunk) +
                ". Expected: 1..65536");
@@ -102,7 +110,8 @@ Status ShmDriver::Init(std::string* error) {
   caps_.latency_ns = 200;
   const int n = segment_->local_size();
   by_local_.assign(static_cast<size_t>(n), nullptr);
-  bounce_.resize(kMaxFramePayload);
+  bounce_.resize(std::max(options_.max_packet,
+                          options_.copy_chunk + kDataHeaderBytes));
   ready_.reserve(64);
   delivering_.reserve(64);
   if (options_.wakeup) {

@@ -63,7 +63,7 @@ struct ShmDriverOptions {
   int self = -1;      // this process's job rank (0 <= self < 65536)
   int local = -1;     // its local index in the segment
   int rail_id = 0;    // only reported
-  size_t max_packet = 64 * 1024;  // 1 .. 64 KiB
+  size_t max_packet = 64 * 1024;  // 1 .. kMaxPacket (1 MiB)
   bool cma = true;    // try process_vm_readv for rendezvous data
   size_t copy_chunk = 16 * 1024;  // DATA frame payload on the copy path
   bool wakeup = true;             // WakeupFd()/Arm() usable
@@ -210,6 +210,10 @@ class ShmDriver final : public Driver {
   uint64_t corrupt_frames_ = 0, cma_reads_ = 0, copied_rdv_ = 0,
            fifo_full_ = 0, doorbells_ = 0;
 };
+
+// The ring that holds two frames of `max_packet` bytes (and at least
+// kDefaultRingCells cells).
+uint32_t RingCellsFor(size_t max_packet);
 
 // The abstract socket name of local index `local` of segment `nonce`.
 std::string DoorbellName(uint64_t nonce, int local);

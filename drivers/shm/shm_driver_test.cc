@@ -82,7 +82,11 @@ TEST_CASE("shm: set-up and bad arguments", "[shm]") {
             .status() == Status::kInvalidArgument);
   CHECK(error.find("invalid self -1") != std::string::npos);
   CHECK(ShmDriver::Create(seg.value(),
-                          {.self = 1, .local = 0, .max_packet = 70000}, &error)
+                          {.self = 1, .local = 0, .max_packet = 200000}, &error)
+            .status() == Status::kInvalidArgument);  // 2048 cells: too few
+  CHECK(ShmDriver::Create(seg.value(),
+                          {.self = 1, .local = 0, .max_packet = (1 << 20) + 1},
+                          &error)
             .status() == Status::kInvalidArgument);
   auto small = ShmSegment::CreateAnonymous(2, 64, &error);
   REQUIRE(small.ok());
@@ -114,6 +118,8 @@ TEST_CASE("shm: set-up and bad arguments", "[shm]") {
         Status::kInvalidArgument);  // already connected
   std::string s = "x";
   CHECK(Send(*p.a, 42, s) == Status::kInvalidArgument);
+  CHECK(RingCellsFor(64 * 1024) == 2 * kDefaultRingCells);
+  CHECK(RingCellsFor(1 << 20) == 65536);
   CHECK(Send(*p.a, kRankB, std::string(64 * 1024 + 1, 'x')) ==
         Status::kInvalidArgument);
   TestCompletion c;
