@@ -15,6 +15,8 @@
 //   msg_path:rondo:ucx:<bytes>       two Cores in this process (ranks as
 //                                    threads: InProcessBootstrap) over UCX
 //                                    (shared memory between the two workers);
+//   msg_path:rondo:shm:<bytes>       the same over rail 0's shared-memory
+//                                    driver (NmadOptions::shm, drivers/shm);
 //   msg_path:ucx:<bytes>             the peer: raw UCX between two workers of
 //                                    this process, ucp_tag_send_nbx /
 //                                    ucp_tag_recv_nbx (bench/raw_ucx.h), the
@@ -158,19 +160,22 @@ struct Loopback {
   }
 };
 
-// Two Cores of one process over UCX.
+// Two Cores of one process over UCX, or (shm) over rail 0's shared-memory
+// driver (RONDO_SHM=1: both threads are one node).
 struct UcxPair {
   std::unique_ptr<engine::Engine> engine[2];
   std::unique_ptr<nmad::Core> core[2];
   nmad::Session* session[2] = {nullptr, nullptr};
-  UcxPair() {
+  explicit UcxPair(bool shm) {
+    nmad::NmadOptions options;
+    options.shm = shm;
     auto group = drivers::bootstrap::InProcessBootstrap::MakeGroup(2);
     std::string why[2];
     std::thread t[2];
     for (int r = 0; r < 2; ++r) engine[r] = QuietEngine();
     for (int r = 0; r < 2; ++r)
       t[r] = std::thread([&, r] {
-        auto c = nmad::Core::Create(*engine[r], std::move(group[r]), {},
+        auto c = nmad::Core::Create(*engine[r], std::move(group[r]), options,
                                     &why[r]);
         if (c.ok()) core[r] = std::move(c).value();
       });
@@ -209,13 +214,15 @@ void BM_Loopback(benchmark::State& state) {
   if (rbuf[0] != sbuf[0] && n) Fail("loopback data", Status::kInternal);
 }
 
+template <bool kShm>
 UcxPair* Pair() {
-  static UcxPair* pair = new UcxPair;  // kept until exit (see main)
+  static UcxPair* pair = new UcxPair(kShm);  // kept until exit (see main)
   return pair;
 }
 
+template <bool kShm>
 void BM_RondoUcx(benchmark::State& state) {
-  UcxPair& p = *Pair();
+  UcxPair& p = *Pair<kShm>();
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> sbuf(n + 1, 9), rbuf(n + 1);
   Request sreq, rreq;
@@ -239,8 +246,9 @@ void BM_RondoUcx(benchmark::State& state) {
 // counters are per message.
 constexpr int kWindow = 64;
 
+template <bool kShm>
 void BM_RondoUcxWindow(benchmark::State& state) {
-  UcxPair& p = *Pair();
+  UcxPair& p = *Pair<kShm>();
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<uint8_t> sbuf(n + 1, 4);
   std::vector<std::vector<uint8_t>> rbuf(kWindow, std::vector<uint8_t>(n + 1));
@@ -339,6 +347,8 @@ std::string CaseName(const std::string& run) {
   if (fn == "BM_Loopback") return "msg_path:rondo:loopback:" + bytes;
   if (fn == "BM_RondoUcx") return "msg_path:rondo:ucx:" + bytes;
   if (fn == "BM_RondoUcxWindow") return "msg_path:rondo:ucx:window64:" + bytes;
+  if (fn == "BM_RondoShm") return "msg_path:rondo:shm:" + bytes;
+  if (fn == "BM_RondoShmWindow") return "msg_path:rondo:shm:window64:" + bytes;
   if (fn == "BM_RawUcxWindow") return "msg_path:ucx:window64:" + bytes;
   return "msg_path:ucx:" + bytes;
 }
@@ -386,12 +396,16 @@ int main(int argc, char** argv) {
   for (int64_t bytes : {8, 64, 1024}) {
     benchmark::RegisterBenchmark("BM_Loopback", BM_Loopback)
         ->Arg(bytes)->Repetitions(reps)->MinTime(min_time);
-    benchmark::RegisterBenchmark("BM_RondoUcx", BM_RondoUcx)
+    benchmark::RegisterBenchmark("BM_RondoUcx", BM_RondoUcx<false>)
+        ->Arg(bytes)->Repetitions(reps)->MinTime(min_time);
+    benchmark::RegisterBenchmark("BM_RondoShm", BM_RondoUcx<true>)
         ->Arg(bytes)->Repetitions(reps)->MinTime(min_time);
     benchmark::RegisterBenchmark("BM_RawUcx", BM_RawUcx)
         ->Arg(bytes)->Repetitions(reps)->MinTime(min_time);
   }
-  benchmark::RegisterBenchmark("BM_RondoUcxWindow", BM_RondoUcxWindow)
+  benchmark::RegisterBenchmark("BM_RondoUcxWindow", BM_RondoUcxWindow<false>)
+      ->Arg(8)->Repetitions(reps)->MinTime(min_time);
+  benchmark::RegisterBenchmark("BM_RondoShmWindow", BM_RondoUcxWindow<true>)
       ->Arg(8)->Repetitions(reps)->MinTime(min_time);
   benchmark::RegisterBenchmark("BM_RawUcxWindow", BM_RawUcxWindow)
       ->Arg(8)->Repetitions(reps)->MinTime(min_time);
@@ -425,9 +439,10 @@ int main(int argc, char** argv) {
                            len ? ", " : "", k, v);
     }
     const std::string bytes = c.name.substr(c.name.rfind(':') + 1);
-    const std::string key = c.name.rfind("msg_path:rondo:ucx:", 0) == 0
-                                ? c.name.substr(19)
-                                : "";
+    // Rondo's rows over UCX and over shm, against raw UCX's of that size.
+    std::string key;
+    for (const char* prefix : {"msg_path:rondo:ucx:", "msg_path:rondo:shm:"})
+      if (c.name.rfind(prefix, 0) == 0) key = c.name.substr(19);
     if (!key.empty() && raw_median.count(key)) {
       const double ratio = c.stats.median_ns / raw_median[key];
       c.extra["ratio"] = ratio;

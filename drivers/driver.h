@@ -120,6 +120,12 @@ class Driver {
   // events all come from its own posts, like loopback, can tell without
   // the caller's lock); a waiter then skips it. The default: always poll.
   virtual bool HasWork() const noexcept { return true; }
+  // The transport that carries traffic to `peer` (for diagnostics such as
+  // rondo-info; a driver that serves peers by different means, like
+  // drivers/shm's LocalityDriver, names each). Default: caps().name.
+  virtual std::string_view PathTo(int peer) const noexcept {
+    return caps().name;
+  }
 
   // ---- Sleeping (optional, caps().wakeup_fd) ----
   // A file descriptor that becomes readable when Poll() has work, after a

@@ -179,7 +179,7 @@ constexpr std::string_view kUpperLayerVariables[] = {
     // nmad (nmad/options.cc).
     "RONDO_STRATEGY", "RONDO_EAGER_LIMIT", "RONDO_MAX_PACKET", "RONDO_RAILS",
     "RONDO_RAIL_BW", "RONDO_UCX_PEER_ERRORS", "RONDO_CLOSE_TIMEOUT_MS",
-    "RONDO_RDV_EARLY_DATA",
+    "RONDO_RDV_EARLY_DATA", "RONDO_SHM",
     // nmad/mpi: collective algorithm per collective, and tuning.
     "RONDO_COLL_BARRIER", "RONDO_COLL_BCAST", "RONDO_COLL_REDUCE",
     "RONDO_COLL_ALLREDUCE", "RONDO_COLL_GATHER", "RONDO_COLL_GATHERV",

@@ -1405,6 +1405,8 @@ Result<std::unique_ptr<Core>> Core::Create(
       rc.max_packet = options.max_packet;
       rc.self = c.rank;
       rc.peer_errors = options.ucx_peer_errors;
+      rc.shm = options.shm;
+      rc.bootstrap = c.bootstrap.get();
       std::string why;
       auto d = rail_factory.Create(rc, &why);
       if (!d.ok())
@@ -1562,6 +1564,12 @@ drivers::bootstrap::Bootstrap& Core::bootstrap() const noexcept {
 }
 const NmadOptions& Core::options() const noexcept { return impl_->options; }
 int Core::rails() const noexcept { return impl_->loopback; }
+std::string_view Core::PathTo(int peer) const noexcept {
+  const CoreImpl& c = *impl_;
+  if (peer < 0 || peer >= c.size) return "";
+  // Connect() ran for every peer in Create; PathTo only reads the route.
+  return c.rails[c.gates[peer]->packet_rail]->driver->PathTo(peer);
+}
 
 Result<Session*> Core::OpenSession(std::string_view name,
                                    const SessionOptions& options,

@@ -337,6 +337,10 @@ class Core {
   const NmadOptions& options() const noexcept;
   // Number of rails to remote peers.
   int rails() const noexcept;
+  // The transport that carries packets to `peer` ("loopback" for this
+  // rank, "shm" or "ucx" on rail 0 with RONDO_SHM; Driver::PathTo), "" for
+  // a bad rank. Any thread, after Create.
+  std::string_view PathTo(int peer) const noexcept;
   // The cores allowed to run this Core's tasks (its rails' polling tasks):
   // those sharing the widest cache with the thread that created it. Upper
   // layers (nmad/coll) give their tasks the same cpuset, so the progress

@@ -83,6 +83,13 @@ std::vector<Var> MakeTable() {
        [](const NmadOptions& o) {
          return std::string(o.ucx_peer_errors ? "1" : "0");
        }},
+      {"RONDO_SHM", "0", "0|1",
+       "rail 0 reaches this node's ranks through Rondo's shared-memory "
+       "driver (0: through UCX's shared memory)",
+       [](NmadOptions& o, const std::string& v) {
+         o.shm = engine::ParseBool(v);
+       },
+       [](const NmadOptions& o) { return std::string(o.shm ? "1" : "0"); }},
       {"RONDO_CLOSE_TIMEOUT_MS", "2000", "an integer in 0..600000",
        "how long finalize waits for endpoints to flush",
        [](NmadOptions& o, const std::string& v) {

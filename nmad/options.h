@@ -34,6 +34,12 @@ struct NmadOptions {
   // uses TCP even on one node; off, failures still come from the launcher
   // (rondo-run, PMIx), which is how nmad learns them on one node anyway.
   bool ucx_peer_errors = false;
+  // Rail 0 reaches the ranks of this node through Rondo's shared-memory
+  // driver (drivers/shm, docs/shm.md) and the others through UCX
+  // (RONDO_SHM); false: UCX for every peer (its own shared memory on one
+  // node). Off by default until it is measured faster than UCX's on the
+  // small cases (docs/shm.md has the figures).
+  bool shm = false;
   // How long Finalize waits for endpoints to flush (RONDO_CLOSE_TIMEOUT_MS).
   int close_timeout_ms = 2000;
   // A rendezvous send to another process posts its data parts with the

@@ -94,6 +94,7 @@ TEST_CASE("Defaults", "[options]") {
   CHECK(o.rails == std::vector<std::string>{"ucx"});
   CHECK(o.rail_bandwidth_mbps.empty());
   CHECK_FALSE(o.ucx_peer_errors);
+  CHECK_FALSE(o.shm);
   CHECK(o.close_timeout_ms == 2000);
   CHECK_NOTHROW(o.Validate());
 
@@ -275,6 +276,20 @@ TEST_CASE("RONDO_UCX_PEER_ERRORS", "[options]") {
     ExpectInvalid("RONDO_UCX_PEER_ERRORS", bad);
 }
 
+TEST_CASE("RONDO_SHM", "[options]") {
+  for (const char* on : {"1", "true", "yes", "on"}) {
+    Env env;
+    env.Set("RONDO_SHM", on);
+    CHECK(NmadOptions::FromEnvironment().shm);
+  }
+  for (const char* off : {"0", "false", "no", "off"}) {
+    Env env;
+    env.Set("RONDO_SHM", off);
+    CHECK_FALSE(NmadOptions::FromEnvironment().shm);
+  }
+  for (const char* bad : {"", "2", "shm"}) ExpectInvalid("RONDO_SHM", bad);
+}
+
 TEST_CASE("RONDO_CLOSE_TIMEOUT_MS", "[options]") {
   for (int ms : {0, 1, 2000, 600000}) {
     Env env;
@@ -376,7 +391,7 @@ TEST_CASE("The engine knows every nmad variable", "[options]") {
   const std::vector<std::string_view> known = engine::KnownRondoVariables();
   const std::vector<std::string_view> nmad = NmadVariableNames();
   REQUIRE(nmad.size() == NmadOptions::Table().size());
-  REQUIRE(nmad.size() == 8);
+  REQUIRE(nmad.size() == 9);
   for (std::string_view name : nmad) {
     INFO(name);
     CHECK(name.substr(0, 6) == "RONDO_");

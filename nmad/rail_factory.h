@@ -17,6 +17,10 @@
 #include "drivers/driver.h"
 #include "engine/status.h"
 
+namespace rondo::drivers::bootstrap {
+class Bootstrap;
+}
+
 namespace rondo::nmad {
 
 // What a remote rail's driver is made for.
@@ -26,6 +30,11 @@ struct RailConfig {
   size_t max_packet = 0;  // NmadOptions::max_packet
   int self = 0;           // this process's rank
   bool peer_errors = false;  // NmadOptions::ucx_peer_errors
+  // NmadOptions::shm: the ranks of this node through drivers/shm (a
+  // factory that honours it uses the bootstrap, collectively, to set up
+  // the node's segment; only for rail 0).
+  bool shm = false;
+  drivers::bootstrap::Bootstrap* bootstrap = nullptr;
 };
 
 class RailFactory {

@@ -14,7 +14,9 @@
 
 #include "drivers/bootstrap/bootstrap.h"
 #include "engine/engine.h"
+#include "nmad/core.h"
 #include "nmad/node.h"
+#include "nmad/options.h"
 
 namespace {
 
@@ -158,6 +160,26 @@ int main(int argc, char** argv) {
     }
     if (engine.threads().empty()) out << "; no engine thread";
     out << "\n";
+    if (boot && boot->size() > 1) {
+      // The rail that carries each peer's messages (RONDO_SHM: shm inside
+      // the node, ucx across nodes).
+      const int rank = boot->rank(), size = boot->size();
+      std::string error;
+      auto core = rondo::nmad::Core::Create(
+          engine, std::move(boot), rondo::nmad::NmadOptions::FromEnvironment(),
+          &error);
+      if (!core.ok()) {
+        std::fprintf(stderr, "rondo-info: cannot create the nmad core: %s\n",
+                     error.c_str());
+        return 2;
+      }
+      out << "rank " << rank << " rails:";
+      for (int peer = 0; peer < size; ++peer)
+        out << " " << peer << "=" << core.value()->PathTo(peer);
+      out << "\n";
+      std::cout << out.str() << std::flush;
+      return 0;  // ~Core: a barrier, then the bootstrap's Finalize
+    }
     std::cout << out.str() << std::flush;
     if (boot) (void)boot->Finalize();
   } catch (const std::exception& e) {

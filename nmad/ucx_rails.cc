@@ -2,8 +2,12 @@
 
 #include <string>
 
+#include "drivers/shm/locality_driver.h"
+#include "drivers/shm/node_segment.h"
+#include "drivers/shm/shm_driver.h"
 #include "drivers/ucx/ucx_driver.h"
 #include "nmad/core.h"
+#include "nmad/node.h"
 
 namespace rondo::nmad {
 
@@ -17,7 +21,30 @@ engine::Result<std::unique_ptr<drivers::Driver>> UcxRails::Create(
   uo.error_handling = config.peer_errors;
   auto d = drivers::ucx::UcxDriver::Create(uo, error);
   if (!d.ok()) return d.status();
-  return std::unique_ptr<drivers::Driver>(std::move(d).value());
+  std::unique_ptr<drivers::Driver> ucx = std::move(d).value();
+  if (!config.shm || config.rail_id != 0 || config.bootstrap == nullptr)
+    return ucx;
+  // Rail 0: shared memory to this node's ranks (NodeKey: the emulated
+  // hosts of bench/cluster are nodes of their own), UCX to the others.
+  namespace shm = drivers::shm;
+  auto node = shm::SetupNodeSegment(*config.bootstrap, NodeKey(),
+                                    shm::RingCellsFor(config.max_packet),
+                                    error);
+  if (!node.ok()) return node.status();
+  std::unique_ptr<drivers::Driver> local;
+  if (node.value().segment) {
+    shm::ShmDriverOptions so;
+    so.self = config.self;
+    so.local = node.value().local;
+    so.rail_id = config.rail_id;
+    so.max_packet = config.max_packet;
+    auto s = shm::ShmDriver::Create(node.value().segment, so, error);
+    if (!s.ok()) return s.status();
+    local = std::move(s).value();
+  }
+  auto l = shm::LocalityDriver::Create(std::move(local), std::move(ucx), error);
+  if (!l.ok()) return l.status();
+  return std::unique_ptr<drivers::Driver>(std::move(l).value());
 }
 
 // The Core::Create of every existing user: UCX rails.

@@ -1,0 +1,223 @@
+// ShmDriver: the Driver for the ranks of one node, over a shared segment
+// (drivers/shm/segment.h) of single-producer single-consumer FIFOs of
+// cache-line cells (drivers/shm/cell.h). Open MPI's vader fast boxes,
+// MPICH's posix eager queues and NewMadeleine's shm driver are the models.
+//
+// Mapping of the Driver contract:
+//   * packets: one frame in the FIFO (this rank -> peer); up to 52 bytes in
+//     a single cache line, larger ones over consecutive cells (copy in,
+//     copy out: the receiver copies the frame to a bounce buffer before
+//     OnPacket, so nothing in shared memory is trusted while it is used).
+//     A full FIFO is kNoResource ("retry later"), never a wait. Packets
+//     from one peer are delivered in order.
+//   * rendezvous: PostRdvSend writes an RTS frame {key, address, length};
+//     the receiver, once PostRdvRecv matched it by (peer, key), copies the
+//     data with one process_vm_readv (CMA) and answers FIN, which completes
+//     the send. When CMA is refused (EPERM under a strict ptrace scope, a
+//     kernel without it, or options.cma = false) the receiver answers CTS
+//     instead and the sender streams DATA frames through the FIFO (chunked
+//     copy), the last of which completes the receive. A control frame that
+//     finds the FIFO full waits in a per-peer queue flushed by Poll().
+//   * waking a sleeper: every rank's slot in the segment has a doorbell
+//     word and the rank owns a datagram socket (abstract name derived from
+//     the segment's nonce and the local index; no permissions needed, and
+//     an eventfd could not be shared between unrelated processes without
+//     passing it over a socket anyway). Arm() sets the doorbell, then looks
+//     at its FIFOs once more (kBusy if anything is there); a sender reads
+//     the receiver's doorbell after publishing a frame (a full fence
+//     between the two, the Dekker handshake) and, when it was set, clears
+//     it and sends one byte to the socket, which is WakeupFd().
+//   * peer failure: each peer's pid is held as a pidfd (robust to pid
+//     reuse); it is checked after options.liveness_polls empty polls and
+//     whenever a FIFO to the peer is full. A dead peer's remaining frames
+//     are delivered, then OnPeerFailure(kPeerFailed) names its rank, and
+//     its rendezvous operations complete with kPeerFailed. A corrupt frame
+//     (cell.h) is reported the same way (the FIFO cannot be trusted
+//     after it) and counted in corrupt_frames().
+//
+// Thread-safety: none (the Driver contract). Two instances on one segment
+// (distinct local indices) may be used from two threads.
+// Ownership: the driver shares the segment; packet buffers are copied at
+// PostPacket; rendezvous send buffers are borrowed until their completion
+// (the receiver reads them with CMA), receive buffers likewise.
+#ifndef RONDO_DRIVERS_SHM_SHM_DRIVER_H_
+#define RONDO_DRIVERS_SHM_SHM_DRIVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "drivers/driver.h"
+#include "drivers/shm/cell.h"
+#include "drivers/shm/segment.h"
+
+namespace rondo::drivers::shm {
+
+struct ShmDriverOptions {
+  int self = -1;      // this process's job rank (0 <= self < 65536)
+  int local = -1;     // its local index in the segment
+  int rail_id = 0;    // only reported
+  size_t max_packet = 64 * 1024;  // 1 .. kMaxPacket (1 MiB)
+  bool cma = true;    // try process_vm_readv for rendezvous data
+  size_t copy_chunk = 16 * 1024;  // DATA frame payload on the copy path
+  bool wakeup = true;             // WakeupFd()/Arm() usable
+  // Empty polls between two liveness checks of the peers.
+  int liveness_polls = 4096;
+  // Pid recorded in the slot (tests attach a stand-in process); 0: getpid().
+  int pid = 0;
+};
+
+class ShmDriver final : public Driver {
+ public:
+  // Attaches local index options.local of `segment`. kInvalidArgument with
+  // *error naming the bad field, or the socket's error.
+  static Result<std::unique_ptr<ShmDriver>> Create(
+      std::shared_ptr<ShmSegment> segment, const ShmDriverOptions& options,
+      std::string* error);
+  ~ShmDriver() override;
+
+  ShmDriver(const ShmDriver&) = delete;
+  ShmDriver& operator=(const ShmDriver&) = delete;
+
+  const DriverCaps& caps() const noexcept override { return caps_; }
+  void SetSink(PacketSink* sink, int rail) override;
+  // {segment nonce, local index, rank} (20 bytes).
+  Result<std::vector<uint8_t>> LocalAddress() override;
+  // kInvalidArgument for a bad peer id, an address of another segment (the
+  // peer is on another node), or a local index whose slot names another
+  // rank.
+  Status Connect(int peer, std::span<const uint8_t> address) override;
+  void Close(int timeout_ms) noexcept override;
+
+  Status PostPacket(int peer, const iovec* iov, int iovcnt,
+                    Completion* done) noexcept override;
+  Status PostRdvSend(int peer, uint64_t key, const void* buf, size_t len,
+                     Completion* done) noexcept override;
+  Status PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
+                     Completion* done) noexcept override;
+  int Poll() noexcept override;
+  int WakeupFd() const noexcept override { return wakeup_fd_; }
+  Status Arm() noexcept override;
+
+  // Statistics for tests and rondo-info.
+  uint64_t corrupt_frames() const noexcept { return corrupt_frames_; }
+  uint64_t cma_reads() const noexcept { return cma_reads_; }
+  uint64_t copied_rendezvous() const noexcept { return copied_rdv_; }
+  uint64_t fifo_full() const noexcept { return fifo_full_; }
+  uint64_t doorbells() const noexcept { return doorbells_; }
+
+ private:
+  struct SendOp {
+    const uint8_t* buf;
+    size_t len;
+    Completion* done;
+    bool streaming = false;
+    uint64_t want = 0, sent = 0;
+  };
+  struct RecvOp {
+    uint8_t* buf;
+    size_t len;
+    Completion* done;
+    bool copying = false;  // waiting for DATA frames
+    uint64_t total = 0, want = 0, got = 0;
+  };
+  struct Rts {
+    uint64_t addr, len;
+  };
+  struct Ready {
+    Completion* done;
+    Status status;
+    size_t bytes;
+  };
+  struct Control {
+    FrameType type;
+    uint32_t len;
+    uint8_t bytes[kRtsBytes];
+  };
+  struct Peer {
+    int rank = -1;
+    int local = -1;
+    bool connected = false;
+    bool failed = false;   // reported or about to be: no more traffic
+    bool corrupt = false;  // its FIFO is not read any more
+    int pid = 0;
+    int pidfd = -1;
+    uint32_t tail = 0;         // producer: cells written (this -> peer)
+    uint32_t head_cache = 0;   // producer: last head seen
+    uint32_t head = 0;         // consumer: cells read (peer -> this)
+    uint32_t published = 0;    // consumer: last head stored
+    int full_count = 0;
+    std::deque<Control> controls;  // waiting for FIFO space
+    std::deque<uint64_t> streams;  // sends in the copy path, in CTS order
+  };
+
+  ShmDriver(std::shared_ptr<ShmSegment> segment,
+            const ShmDriverOptions& options);
+  Status Init(std::string* error);
+  Peer* PeerOf(int peer) noexcept;
+  // Writes one frame to `p` if the FIFO has room (kOk) else kNoResource.
+  Status TryWrite(Peer& p, FrameType type, const iovec* iov, int iovcnt,
+                  uint32_t len) noexcept;
+  void RingDoorbell(Peer& p) noexcept;
+  void SendControl(Peer& p, FrameType type, const void* data,
+                   uint32_t len) noexcept;
+  int FlushControls(Peer& p) noexcept;
+  int Stream(Peer& p) noexcept;
+  // Reads up to a budget of frames from `p` (a peer found dead is read
+  // once more, `after_death`, before its failure is reported).
+  int Drain(Peer& p, bool after_death = false) noexcept;
+  void Handle(Peer& p, FrameType type, const uint8_t* data,
+              uint32_t len) noexcept;
+  void StartRecv(Peer& p, uint64_t key, RecvOp& op, const Rts& rts) noexcept;
+  void Corrupt(Peer& p, const std::string& why) noexcept;
+  bool Alive(Peer& p) noexcept;
+  void Fail(Peer& p, Status status, const std::string& what) noexcept;
+  void FinishSend(uint64_t id, Status status) noexcept;
+  int DeliverReady() noexcept;
+  static uint64_t Id(int peer, uint64_t key) noexcept {
+    return (static_cast<uint64_t>(peer) << 48) | key;
+  }
+
+  std::shared_ptr<ShmSegment> segment_;
+  ShmDriverOptions options_;
+  DriverCaps caps_;
+  PacketSink* sink_ = nullptr;
+  int rail_ = 0;
+  bool closed_ = false;
+  bool cma_ok_ = true;
+  int wakeup_fd_ = -1;
+  int idle_polls_ = 0;
+  std::vector<std::unique_ptr<Peer>> peers_;  // by job rank
+  std::vector<Peer*> by_local_;               // by local index
+  std::vector<uint8_t> bounce_;
+  std::multimap<uint64_t, SendOp> sends_;        // by Id(peer, key)
+  std::unordered_map<uint64_t, RecvOp> recvs_;   // by Id(peer, key)
+  std::multimap<uint64_t, Rts> unexpected_;      // RTS before the receive
+  std::vector<Ready> ready_, delivering_;
+  struct PendingFailure {
+    int rank;
+    Status status;
+    std::string what;
+  };
+  std::vector<PendingFailure> failures_;
+
+  uint64_t corrupt_frames_ = 0, cma_reads_ = 0, copied_rdv_ = 0,
+           fifo_full_ = 0, doorbells_ = 0;
+};
+
+// The ring that holds two frames of `max_packet` bytes (and at least
+// kDefaultRingCells cells).
+uint32_t RingCellsFor(size_t max_packet);
+
+// The abstract socket name of local index `local` of segment `nonce`.
+std::string DoorbellName(uint64_t nonce, int local);
+
+}  // namespace rondo::drivers::shm
+
+#endif  // RONDO_DRIVERS_SHM_SHM_DRIVER_H_

@@ -1,0 +1,434 @@
+// In-process tests of ShmDriver: two instances on one anonymous segment,
+// polled by one thread or by two (ordering, full FIFO, rendezvous on both
+// paths, corrupt frames, a dead peer, the doorbell).
+#include "drivers/shm/shm_driver.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "drivers/testing/recording_sink.h"
+
+namespace rondo::drivers::shm {
+namespace {
+
+using testing::RecordingSink;
+using testing::TestCompletion;
+
+constexpr int kRankA = 5, kRankB = 9;
+
+struct Pair {
+  explicit Pair(uint32_t ring_cells = kDefaultRingCells,
+                ShmDriverOptions base = {}) {
+    std::string error;
+    auto seg = ShmSegment::CreateAnonymous(2, ring_cells, &error);
+    REQUIRE(seg.ok());
+    segment = seg.value();
+    ShmDriverOptions oa = base, ob = base;
+    oa.self = kRankA;
+    oa.local = 0;
+    ob.self = kRankB;
+    ob.local = 1;
+    auto da = ShmDriver::Create(segment, oa, &error);
+    INFO(error);
+    REQUIRE(da.ok());
+    auto db = ShmDriver::Create(segment, ob, &error);
+    REQUIRE(db.ok());
+    a = std::move(da).value();
+    b = std::move(db).value();
+    a->SetSink(&sink_a, 0);
+    b->SetSink(&sink_b, 1);
+    REQUIRE(a->Connect(kRankB, b->LocalAddress().value()) == Status::kOk);
+    REQUIRE(b->Connect(kRankA, a->LocalAddress().value()) == Status::kOk);
+  }
+  // Polls both until `done` or a generous number of rounds (no timing).
+  template <typename Pred>
+  bool PollUntil(Pred done) {
+    for (int i = 0; i < 1000000; ++i) {
+      if (done()) return true;
+      a->Poll();
+      b->Poll();
+    }
+    return done();
+  }
+  std::shared_ptr<ShmSegment> segment;
+  std::unique_ptr<ShmDriver> a, b;
+  RecordingSink sink_a, sink_b;
+};
+
+Status Send(ShmDriver& d, int peer, const std::string& s) {
+  iovec iov{const_cast<char*>(s.data()), s.size()};
+  return d.PostPacket(peer, &iov, 1, nullptr);
+}
+
+TEST_CASE("shm: set-up and bad arguments", "[shm]") {
+  std::string error;
+  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+  REQUIRE(seg.ok());
+  CHECK(ShmDriver::Create(seg.value(), {.self = 1, .local = 2}, &error)
+            .status() == Status::kInvalidArgument);
+  CHECK(error.find("invalid local index 2") != std::string::npos);
+  CHECK(ShmDriver::Create(seg.value(), {.self = -1, .local = 0}, &error)
+            .status() == Status::kInvalidArgument);
+  CHECK(error.find("invalid self -1") != std::string::npos);
+  CHECK(ShmDriver::Create(seg.value(),
+                          {.self = 1, .local = 0, .max_packet = 200000}, &error)
+            .status() == Status::kInvalidArgument);  // 2048 cells: too few
+  CHECK(ShmDriver::Create(seg.value(),
+                          {.self = 1, .local = 0, .max_packet = (1 << 20) + 1},
+                          &error)
+            .status() == Status::kInvalidArgument);
+  auto small = ShmSegment::CreateAnonymous(2, 64, &error);
+  REQUIRE(small.ok());
+  CHECK(ShmDriver::Create(small.value(), {.self = 1, .local = 0}, &error)
+            .status() == Status::kInvalidArgument);
+  CHECK(error.find("more than the ring's 64") != std::string::npos);
+  CHECK(ShmSegment::CreateAnonymous(2, 100, &error).status() ==
+        Status::kInvalidArgument);
+  CHECK(error.find("invalid ring_cells 100") != std::string::npos);
+
+  Pair p;
+  CHECK(p.a->caps().name == "shm");
+  CHECK(p.a->caps().rendezvous);
+  CHECK(p.a->caps().wakeup_fd);
+  CHECK(p.a->WakeupFd() >= 0);
+  // Attached twice, another segment's address, a wrong rank.
+  CHECK(ShmDriver::Create(p.segment, {.self = 3, .local = 0}, &error)
+            .status() == Status::kInvalidArgument);
+  CHECK(error.find("already attached") != std::string::npos);
+  auto other = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+  auto stranger = ShmDriver::Create(other.value(), {.self = 7, .local = 0},
+                                    &error);
+  REQUIRE(stranger.ok());
+  CHECK(p.a->Connect(7, stranger.value()->LocalAddress().value()) ==
+        Status::kInvalidArgument);
+  CHECK(p.a->Connect(kRankA + 1, p.b->LocalAddress().value()) ==
+        Status::kInvalidArgument);
+  CHECK(p.a->Connect(kRankB, p.b->LocalAddress().value()) ==
+        Status::kInvalidArgument);  // already connected
+  std::string s = "x";
+  CHECK(Send(*p.a, 42, s) == Status::kInvalidArgument);
+  CHECK(RingCellsFor(64 * 1024) == 2 * kDefaultRingCells);
+  CHECK(RingCellsFor(1 << 20) == 65536);
+  CHECK(Send(*p.a, kRankB, std::string(64 * 1024 + 1, 'x')) ==
+        Status::kInvalidArgument);
+  TestCompletion c;
+  CHECK(p.a->PostRdvSend(kRankB, kMaxRdvKey, s.data(), 1, &c) ==
+        Status::kInvalidArgument);
+}
+
+TEST_CASE("shm: packets arrive intact and in order (two threads)", "[shm]") {
+  Pair p;
+  constexpr int kCount = 20000;
+  auto payload = [](int i) {
+    const size_t n = i % 97 == 0 ? 64 * 1024 - 4 - (i % 7)
+                                 : static_cast<size_t>(i * 13 % 3000);
+    std::string s(n + 4, '\0');
+    std::memcpy(s.data(), &i, 4);
+    for (size_t k = 4; k < s.size(); ++k) s[k] = static_cast<char>(i + k);
+    return s;
+  };
+  std::atomic<int> received{0};
+  int bad = 0;
+  p.sink_b.on_packet = [&](const testing::Packet& pk) {
+    const int want = received.load(std::memory_order_relaxed);
+    if (pk.peer != kRankA || pk.rail != 1 || pk.data != payload(want)) ++bad;
+    received.store(want + 1, std::memory_order_release);
+    p.sink_b.packets.clear();
+  };
+  std::thread consumer([&] {
+    while (received.load(std::memory_order_acquire) < kCount) p.b->Poll();
+  });
+  int full = 0;
+  for (int i = 0; i < kCount; ++i) {
+    const std::string s = payload(i);
+    Status st;
+    while ((st = Send(*p.a, kRankB, s)) == Status::kNoResource) {
+      ++full;
+      p.a->Poll();
+    }
+    REQUIRE(st == Status::kOk);
+  }
+  consumer.join();
+  CHECK(bad == 0);
+  CHECK(received.load() == kCount);
+  CHECK(p.a->corrupt_frames() + p.b->corrupt_frames() == 0);
+}
+
+TEST_CASE("shm: a full FIFO refuses, drops nothing, and recovers", "[shm]") {
+  Pair p(256, {.max_packet = 4096, .copy_chunk = 2048});
+  int posted = 0;
+  Status st;
+  while ((st = Send(*p.a, kRankB, "packet " + std::to_string(posted) +
+                                      std::string(100, '.'))) == Status::kOk)
+    ++posted;
+  CHECK(st == Status::kNoResource);
+  CHECK(posted > 10);
+  CHECK(p.a->fifo_full() == 1);
+  // Still refused until the receiver reads.
+  CHECK(Send(*p.a, kRankB, "more") == Status::kNoResource);
+  p.b->Poll();
+  CHECK(Send(*p.a, kRankB, "after") == Status::kOk);
+  REQUIRE(p.PollUntil([&] {
+    return p.sink_b.packets.size() == static_cast<size_t>(posted) + 1;
+  }));
+  for (int i = 0; i < posted; ++i)
+    CHECK(p.sink_b.packets[static_cast<size_t>(i)].data.rfind(
+              "packet " + std::to_string(i) + ".", 0) == 0);
+  CHECK(p.sink_b.packets.back().data == "after");
+  CHECK(p.sink_b.failures.empty());
+}
+
+void RendezvousCases(bool cma) {
+  Pair p(kDefaultRingCells, {.cma = cma});
+  const size_t kLen = (4 << 20) + 123;
+  std::vector<uint8_t> src(kLen);
+  for (size_t i = 0; i < kLen; ++i) src[i] = static_cast<uint8_t>(i * 31 + 7);
+  SECTION("receive posted first") {
+    std::vector<uint8_t> dst(kLen);
+    TestCompletion s, r;
+    REQUIRE(p.b->PostRdvRecv(kRankA, 11, dst.data(), kLen, &r) ==
+            Status::kInProgress);
+    REQUIRE(p.a->PostRdvSend(kRankB, 11, src.data(), kLen, &s) ==
+            Status::kInProgress);
+    REQUIRE(p.PollUntil([&] { return s.calls && r.calls; }));
+    CHECK(s.status == Status::kOk);
+    CHECK(s.bytes == kLen);
+    CHECK(r.status == Status::kOk);
+    CHECK(r.bytes == kLen);
+    CHECK(dst == src);
+  }
+  SECTION("send first, truncated receive") {
+    std::vector<uint8_t> dst(1000, 0xee);
+    TestCompletion s, r;
+    REQUIRE(p.a->PostRdvSend(kRankB, 12, src.data(), kLen, &s) ==
+            Status::kInProgress);
+    REQUIRE(p.PollUntil([&] { return p.b->Poll() == 0; }));
+    REQUIRE(p.b->PostRdvRecv(kRankA, 12, dst.data(), 999, &r) ==
+            Status::kInProgress);
+    CHECK(r.calls == 0);  // completions only from Poll
+    REQUIRE(p.PollUntil([&] { return s.calls && r.calls; }));
+    CHECK(s.status == Status::kOk);
+    CHECK(r.status == Status::kTruncated);
+    CHECK(r.bytes == 999);
+    CHECK(std::equal(dst.begin(), dst.begin() + 999, src.begin()));
+    CHECK(dst[999] == 0xee);
+  }
+  SECTION("several at once, both directions, empty ones") {
+    std::vector<std::vector<uint8_t>> dst(6, std::vector<uint8_t>(kLen));
+    TestCompletion s[6], r[6];
+    for (int k = 0; k < 3; ++k) {
+      const size_t n = k == 2 ? 0 : kLen >> k;
+      REQUIRE(p.a->PostRdvSend(kRankB, 100 + k, src.data(), n, &s[k]) ==
+              Status::kInProgress);
+      REQUIRE(p.b->PostRdvSend(kRankA, 200 + k, src.data(), n, &s[3 + k]) ==
+              Status::kInProgress);
+      REQUIRE(p.b->PostRdvRecv(kRankA, 100 + k, dst[k].data(), kLen, &r[k]) ==
+              Status::kInProgress);
+      REQUIRE(p.a->PostRdvRecv(kRankB, 200 + k, dst[3 + k].data(), kLen,
+                               &r[3 + k]) == Status::kInProgress);
+    }
+    REQUIRE(p.PollUntil([&] {
+      for (auto& c : r)
+        if (c.calls == 0) return false;
+      for (auto& c : s)
+        if (c.calls == 0) return false;
+      return true;
+    }));
+    for (int k = 0; k < 6; ++k) {
+      const size_t n = k % 3 == 2 ? 0 : kLen >> (k % 3);
+      CHECK(r[k].status == Status::kOk);
+      CHECK(r[k].bytes == n);
+      CHECK(s[k].status == Status::kOk);
+      CHECK(std::equal(dst[k].begin(), dst[k].begin() + n, src.begin()));
+    }
+  }
+  if (cma) {
+    CHECK(p.a->copied_rendezvous() + p.b->copied_rendezvous() == 0);
+  } else {
+    CHECK(p.a->cma_reads() + p.b->cma_reads() == 0);
+  }
+}
+
+TEST_CASE("shm: rendezvous through CMA", "[shm]") { RendezvousCases(true); }
+
+TEST_CASE("shm: rendezvous through the FIFO when CMA is refused", "[shm]") {
+  RendezvousCases(false);
+}
+
+TEST_CASE("shm: a rendezvous interleaved with packets (two threads)",
+          "[shm]") {
+  Pair p(kDefaultRingCells, {.cma = false});
+  const size_t kLen = 1 << 20;
+  std::vector<uint8_t> src(kLen, 0x5a), dst(kLen);
+  TestCompletion s, r;
+  std::atomic<bool> stop{false};
+  REQUIRE(p.b->PostRdvRecv(kRankA, 3, dst.data(), kLen, &r) ==
+          Status::kInProgress);
+  std::thread receiver([&] {
+    while (!stop.load(std::memory_order_acquire)) p.b->Poll();
+  });
+  REQUIRE(p.a->PostRdvSend(kRankB, 3, src.data(), kLen, &s) ==
+          Status::kInProgress);
+  for (int i = 0; i < 1000; ++i)
+    while (Send(*p.a, kRankB, "p" + std::to_string(i)) == Status::kNoResource)
+      p.a->Poll();
+  while (s.calls == 0) p.a->Poll();
+  stop.store(true, std::memory_order_release);
+  receiver.join();
+  REQUIRE(p.PollUntil([&] { return r.calls == 1; }));
+  CHECK(r.status == Status::kOk);
+  CHECK(dst == src);
+  REQUIRE(p.sink_b.packets.size() == 1000);
+  for (int i = 0; i < 1000; ++i)
+    CHECK(p.sink_b.packets[static_cast<size_t>(i)].data ==
+          "p" + std::to_string(i));
+}
+
+TEST_CASE("shm: a corrupt frame is refused and reported", "[shm]") {
+  Pair p;
+  REQUIRE(Send(*p.a, kRankB, "good") == Status::kOk);
+  REQUIRE(Send(*p.a, kRankB, std::string(300, 'x')) == Status::kOk);
+  // The second frame's length is made to disagree with its cells.
+  Cell* ring = p.segment->ring(0, 1);
+  const uint32_t len = 40000;
+  std::memcpy(ring[1].body + 4, &len, 4);
+  TestCompletion r;
+  std::vector<uint8_t> dst(10);
+  REQUIRE(p.b->PostRdvRecv(kRankA, 1, dst.data(), 10, &r) ==
+          Status::kInProgress);
+  p.b->Poll();
+  REQUIRE(p.sink_b.packets.size() == 1);
+  CHECK(p.sink_b.packets[0].data == "good");
+  REQUIRE(p.sink_b.failures.size() == 1);
+  CHECK(p.sink_b.failures[0].peer == kRankA);
+  CHECK(p.sink_b.failures[0].data.find("corrupt frame from rank 5") !=
+        std::string::npos);
+  CHECK(p.sink_b.failure_status == Status::kPeerFailed);
+  CHECK(p.b->corrupt_frames() == 1);
+  CHECK(r.calls == 1);
+  CHECK(r.status == Status::kPeerFailed);
+  CHECK(Send(*p.b, kRankA, "x") == Status::kPeerFailed);
+  // Nothing more is read from that FIFO.
+  REQUIRE(Send(*p.a, kRankB, "later") == Status::kOk);
+  p.b->Poll();
+  CHECK(p.sink_b.packets.size() == 1);
+}
+
+TEST_CASE("shm: a forged control frame is refused", "[shm]") {
+  Pair p;
+  // A FIN for a send that does not exist.
+  uint8_t fin[kFinBytes] = {};
+  iovec iov{fin, kFinBytes};
+  WriteFrame(p.segment->ring(1, 0), p.segment->ring_cells(), 0,
+             FrameType::kFin, &iov, 1, kFinBytes);
+  p.a->Poll();
+  REQUIRE(p.sink_a.failures.size() == 1);
+  CHECK(p.sink_a.failures[0].data.find("FIN for key 0 that has no send") !=
+        std::string::npos);
+}
+
+TEST_CASE("shm: a dead peer is reported with its rank", "[shm]") {
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    char c;
+    (void)read(pipefd[0], &c, 1);  // until killed
+    _exit(0);
+  }
+  close(pipefd[0]);
+  std::string error;
+  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+  REQUIRE(seg.ok());
+  auto a = ShmDriver::Create(seg.value(),
+                             {.self = 0, .local = 0, .liveness_polls = 1},
+                             &error)
+               .value();
+  // The peer's slot names the child process (a stand-in for a rank).
+  auto b = ShmDriver::Create(seg.value(), {.self = 1, .local = 1, .pid = child},
+                             &error)
+               .value();
+  RecordingSink sink;
+  a->SetSink(&sink, 0);
+  REQUIRE(a->Connect(1, b->LocalAddress().value()) == Status::kOk);
+  std::vector<uint8_t> buf(100);
+  TestCompletion r, s;
+  REQUIRE(a->PostRdvRecv(1, 4, buf.data(), buf.size(), &r) ==
+          Status::kInProgress);
+  REQUIRE(a->PostRdvSend(1, 5, buf.data(), buf.size(), &s) ==
+          Status::kInProgress);
+  // Frames written before the death are still delivered.
+  REQUIRE(b->Connect(0, a->LocalAddress().value()) == Status::kOk);
+  REQUIRE(Send(*b, 0, "last words") == Status::kOk);
+  a->Poll();
+  CHECK(sink.failures.empty());
+  REQUIRE(sink.packets.size() == 1);
+  sink.packets.clear();
+  REQUIRE(Send(*b, 0, "after the poll") == Status::kOk);
+  kill(child, SIGKILL);
+  int wstatus;
+  REQUIRE(waitpid(child, &wstatus, 0) == child);
+  for (int i = 0; i < 10 && sink.failures.empty(); ++i) a->Poll();
+  REQUIRE(sink.failures.size() == 1);
+  CHECK(sink.failures[0].peer == 1);
+  CHECK(sink.failures[0].data.find("rank 1 (pid " + std::to_string(child) +
+                                   ") on this node has exited") !=
+        std::string::npos);
+  REQUIRE(sink.packets.size() == 1);
+  CHECK(sink.packets[0].data == "after the poll");
+  CHECK(r.status == Status::kPeerFailed);
+  CHECK(s.status == Status::kPeerFailed);
+  CHECK(Send(*a, 1, "x") == Status::kPeerFailed);
+  close(pipefd[1]);
+}
+
+TEST_CASE("shm: Arm and the doorbell wake a sleeper", "[shm]") {
+  Pair p;
+  CHECK(p.b->Arm() == Status::kOk);
+  CHECK(p.segment->slot(1).doorbell.load() == 1);
+  REQUIRE(Send(*p.a, kRankB, "wake up") == Status::kOk);
+  CHECK(p.segment->slot(1).doorbell.load() == 0);
+  CHECK(p.a->doorbells() == 1);
+  pollfd pfd{p.b->WakeupFd(), POLLIN, 0};
+  // Readable already (the byte was sent before Send returned).
+  REQUIRE(poll(&pfd, 1, 60000) == 1);
+  CHECK(p.b->Arm() == Status::kBusy);  // the frame is waiting
+  p.b->Poll();
+  REQUIRE(p.sink_b.packets.size() == 1);
+  CHECK(p.b->Arm() == Status::kOk);
+  pfd.revents = 0;
+  CHECK(poll(&pfd, 1, 0) == 0);  // drained by Arm
+  // Awake again (a Poll) means no doorbell for the next sender.
+  p.b->Poll();
+  REQUIRE(Send(*p.a, kRankB, "no ring") == Status::kOk);
+  CHECK(p.a->doorbells() == 1);
+}
+
+TEST_CASE("shm: Close cancels what is pending", "[shm]") {
+  Pair p;
+  std::vector<uint8_t> buf(10);
+  TestCompletion r, s;
+  REQUIRE(p.a->PostRdvRecv(kRankB, 1, buf.data(), 10, &r) ==
+          Status::kInProgress);
+  REQUIRE(p.a->PostRdvSend(kRankB, 2, buf.data(), 10, &s) ==
+          Status::kInProgress);
+  p.a->Close(0);
+  CHECK(r.status == Status::kCanceled);
+  CHECK(s.status == Status::kCanceled);
+  CHECK(Send(*p.a, kRankB, "x") == Status::kCanceled);
+}
+
+}  // namespace
+}  // namespace rondo::drivers::shm
