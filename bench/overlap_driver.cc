@@ -1838,6 +1838,17 @@ class Driver {
     return v;
   }
 
+  // max - min of the finite values; none when fewer than two are finite
+  // (one invocation's median says nothing about the spread).
+  static std::optional<double> Spread(const std::vector<double>& v) {
+    double lo = INFINITY, hi = -INFINITY;
+    int n = 0;
+    for (double x : v)
+      if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x), ++n;
+    if (n < 2) return std::nullopt;
+    return hi - lo;
+  }
+
   void PrintSpread() const {
     if (repeats_.empty()) return;
     std::printf(
@@ -1847,16 +1858,12 @@ class Driver {
         a_.invocations);
     for (size_t k = 0; k < jobs_.size(); ++k) {
       std::vector<std::string> text;
-      double lo = INFINITY, hi = -INFINITY;
-      for (double x : InvocationOverheads(k)) {
-        text.push_back(Ratio(x));
-        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-      }
+      const std::vector<double> v = InvocationOverheads(k);
+      for (double x : v) text.push_back(Ratio(x));
       std::printf("%-18s %s   spread %s\n",
                   (jobs_[k].config.library + ":" + jobs_[k].config.config)
                       .c_str(),
-                  Join(text, " ").c_str(),
-                  hi >= lo ? Ratio(hi - lo).c_str() : "-");
+                  Join(text, " ").c_str(), Ratio(Spread(v)).c_str());
     }
   }
 
@@ -2163,14 +2170,9 @@ class Driver {
           const std::vector<double> v =
               InvocationOverheads(static_cast<size_t>(&job - jobs_.data()));
           json list = json::array();
-          double lo = INFINITY, hi = -INFINITY;
-          for (double x : v) {
-            list.push_back(OrNull(x));
-            if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-          }
+          for (double x : v) list.push_back(OrNull(x));
           r.extra["overhead_ratio_invocations"] = list;
-          r.extra["overhead_ratio_spread"] =
-              hi >= lo ? json(hi - lo) : json(nullptr);
+          r.extra["overhead_ratio_spread"] = OrNull(Spread(v));
         }
         report.Add(std::move(r));
       }
