@@ -45,6 +45,8 @@ typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 typedef int MPI_Message;
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0)
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
 typedef int MPI_Fint;
@@ -243,6 +245,11 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_SYNC 37
 #define MPI_ERR_UNSUPPORTED_OPERATION 44
 #define MPIX_ERR_PROC_FAILED 54 /* a peer process died (ULFM's name) */
+#define MPI_ERR_SESSION 55
+#define MPI_ERR_RMA_RANGE 56
+#define MPI_ERR_RMA_ATTACH 57
+#define MPI_ERR_RMA_SHARED 58
+#define MPI_ERR_RMA_FLAVOR 59
 #define MPI_ERR_LASTCODE 63
 
 /* ---- Callback types ---- */
@@ -873,6 +880,42 @@ MPI_Fint MPI_Info_c2f(MPI_Info info);
 MPI_Info MPI_Info_f2c(MPI_Fint info);
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+
+/* ---- MPI-4 sessions (ch. 11.3; docs/mpi.md "Sessions") ----
+ * Process sets: "mpi://WORLD" and "mpi://SELF". A program may use
+ * sessions without MPI_Init, and both together. */
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+typedef void MPI_Session_errhandler_function(MPI_Session* session,
+                                             int* error_code, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
+                     MPI_Session* session);
+int MPI_Session_finalize(MPI_Session* session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info,
+                              int* npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n,
+                             int* pset_len, char* pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char* pset_name,
+                              MPI_Info* info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name,
+                                MPI_Group* newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
+                               MPI_Info info, MPI_Errhandler errhandler,
+                               MPI_Comm* newcomm);
+int MPI_Session_create_errhandler(
+    MPI_Session_errhandler_function* session_errhandler_fn,
+    MPI_Errhandler* errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session,
+                               MPI_Errhandler* errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
 
 /* ---- One-sided: link stubs (MPI_ERR_UNSUPPORTED_OPERATION) ---- */
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
@@ -1458,6 +1501,34 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info);
 MPI_Info PMPI_Info_f2c(MPI_Fint info);
 MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
 MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint PMPI_Message_c2f(MPI_Message message);
+MPI_Message PMPI_Message_f2c(MPI_Fint message);
+MPI_Fint PMPI_Session_c2f(MPI_Session session);
+MPI_Session PMPI_Session_f2c(MPI_Fint session);
+MPI_Fint PMPI_Win_c2f(MPI_Win win);
+MPI_Win PMPI_Win_f2c(MPI_Fint win);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
+                      MPI_Session* session);
+int PMPI_Session_finalize(MPI_Session* session);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info,
+                               int* npset_names);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n,
+                              int* pset_len, char* pset_name);
+int PMPI_Session_get_pset_info(MPI_Session session, const char* pset_name,
+                               MPI_Info* info);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name,
+                                 MPI_Group* newgroup);
+int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
+                                MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm* newcomm);
+int PMPI_Session_create_errhandler(
+     MPI_Session_errhandler_function* session_errhandler_fn,
+     MPI_Errhandler* errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session,
+                                MPI_Errhandler* errhandler);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
                     MPI_Comm comm, MPI_Win* win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,

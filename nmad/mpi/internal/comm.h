@@ -21,6 +21,14 @@ int MakeComm(State& st, const Comm& parent, std::string id,
 int SplitComm(State& st, const CommPtr& c, int color, int key, MPI_Comm* out,
               const char* fn);
 
+// The session behind `h`, or null with *err set (MPI_ERR_SESSION raised
+// on MPI_COMM_WORLD's handler: an invalid handle has no handler of its own).
+std::shared_ptr<MpiSession> CheckSession(State& st, MPI_Session h,
+                                         const char* fn, int* err);
+// The job ranks of process set `name` ("mpi://WORLD", "mpi://SELF", case
+// not significant), or false.
+bool PsetMembers(const State& st, const char* name, std::vector<int>* out);
+
 // Fills c.neighbors from c's topology (topo.cc); empty without one.
 void SetNeighborhood(Comm& c);
 
