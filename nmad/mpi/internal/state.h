@@ -230,6 +230,7 @@ using TypeRef = ObjRef<const Datatype>;
 
 struct MpiRequest;
 class State;
+struct Win;  // win.cc
 
 // What makes a request persistent (MPI_Send_init ... MPI_Recv_init, the
 // MPI-4 MPI_*_init collectives): MPI_Start calls `start`, which posts one
@@ -253,7 +254,8 @@ struct PersistentOp {
 // Point-to-point requests come from State::requests (a pool: no allocation
 // once warm); a collective's is made by its call and adopted by the table.
 struct MpiRequest {
-  enum class Kind { kSend, kRecv, kColl, kDone, kSendrecv } kind = Kind::kDone;
+  enum class Kind { kSend, kRecv, kColl, kDone, kSendrecv, kRma } kind =
+      Kind::kDone;
   Request req;                          // point-to-point
   std::unique_ptr<coll::Operation> op;  // collectives
   CommRef comm;
@@ -281,6 +283,11 @@ struct MpiRequest {
   // receive (1), each an ordinary request of its own; the request is done
   // when both are, and its status is the receive's.
   std::unique_ptr<std::array<MpiRequest, 2>> halves;
+  // kRma (MPI_Rput, MPI_Rget, ...; win.cc): done when `rma_done` says so;
+  // `rma_finish` unpacks a read and returns the error code.
+  std::function<bool()> rma_done;
+  std::function<int()> rma_finish;
+
   // A persistent request between a completion and its next MPI_Start.
   bool inactive() const noexcept {
     return persistent != nullptr && !persistent->active;
@@ -314,6 +321,8 @@ struct MpiRequest {
     peer = -1;
     if (persistent) persistent.reset();
     if (halves) halves.reset();
+    if (rma_done) rma_done = nullptr;
+    if (rma_finish) rma_finish = nullptr;
   }
   static constexpr size_t kKeptStagingBytes = 64 * 1024;
 };
@@ -423,6 +432,7 @@ class State {
   HandleTable<UserErrhandler> errhandlers{3};
   HandleTable<Info> infos{1};
   HandleTable<MpiSession> sessions{1};
+  HandleTable<Win> wins{1};
   // User attribute keys (after the predefined MPI_TAG_UB ..
   // MPI_LASTUSEDCODE), and the lock of every Comm::attrs and of the keys'
   // use counts (attr.cc). Never held while a callback runs.
@@ -508,7 +518,7 @@ class State {
   Comm* predefined_comms_[3] = {};
 };
 
-// A live window has handle `h` (false until windows exist).
+// A live window has handle `h` (win.cc).
 bool WinExists(State& st, MPI_Win h);
 
 // The instance (null before MPI_Init and after MPI_Finalize).
