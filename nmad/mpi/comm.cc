@@ -54,6 +54,39 @@ int MakeComm(State& st, const Comm& parent, std::string id,
   return MPI_SUCCESS;
 }
 
+int NewErrhandler(State& st, MPI_Comm_errhandler_function* function,
+                  ErrhandlerKind kind, MPI_Errhandler* out, const char* fn,
+                  const char* what) {
+  if (function == nullptr || out == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      std::string(what) +
+                          " and errhandler must not be NULL");
+  auto h = std::make_shared<UserErrhandler>();
+  h->fn = function;  // one C type for every kind: handles are ints
+  h->kind = kind;
+  *out = st.errhandlers.Add(std::move(h));
+  return MPI_SUCCESS;
+}
+
+bool ErrhandlerFits(const State& st, MPI_Errhandler h, ErrhandlerKind kind) {
+  if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN) return true;
+  auto user = h == MPI_ERRHANDLER_NULL ? nullptr : st.errhandlers.Get(h);
+  return user && user->refs.load() > 0 && user->kind == kind;
+}
+
+std::string ErrhandlerMismatch(MPI_Errhandler h, ErrhandlerKind kind) {
+  const char* what = kind == ErrhandlerKind::kWin       ? "window"
+                     : kind == ErrhandlerKind::kSession ? "session"
+                                                        : "communicator";
+  const char* maker = kind == ErrhandlerKind::kWin ? "MPI_Win_create_errhandler"
+                      : kind == ErrhandlerKind::kSession
+                          ? "MPI_Session_create_errhandler"
+                          : "MPI_Comm_create_errhandler";
+  return "errhandler = " + std::to_string(h) + " is not a " + what +
+         " error handler (allowed: MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, "
+         "or one from " + maker + ")";
+}
+
 namespace {
 
 uint32_t HashRanks(const std::vector<int>& v) {
@@ -375,15 +408,9 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
   RONDO_MPI_ENTER("MPI_Comm_create_from_group");
   // Errors go to the handler given (MPI_ERRORS_ARE_FATAL if it is bad).
   MPI_Errhandler h = errhandler;
-  auto user = st->errhandlers.Get(errhandler);
-  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-      !(user && user->refs.load() > 0 &&
-        user->kind == ErrhandlerKind::kComm))
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kComm))
     return RaiseErrorOn(MPI_ERRORS_ARE_FATAL, MPI_COMM_NULL, MPI_ERR_ARG, kFn,
-                        "errhandler = " + std::to_string(errhandler) +
-                            " is not a communicator error handler (allowed: "
-                            "MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, or one "
-                            "from MPI_Comm_create_errhandler)");
+                        ErrhandlerMismatch(errhandler, ErrhandlerKind::kComm));
   if (newcomm == nullptr)
     return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_ARG, kFn, "newcomm is NULL");
   *newcomm = MPI_COMM_NULL;
@@ -530,14 +557,9 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
 // ---- error handlers ----
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_set_errhandler", comm);
-  auto user = st->errhandlers.Get(errhandler);
-  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-      !(user && user->kind == ErrhandlerKind::kComm))
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kComm))
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "errhandler = " + std::to_string(errhandler) +
-                          " is not a communicator error handler (allowed: "
-                          "MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, or one "
-                          "from MPI_Comm_create_errhandler)");
+                      ErrhandlerMismatch(errhandler, ErrhandlerKind::kComm));
   c->errhandler.store(errhandler);
   return MPI_SUCCESS;
 }

@@ -41,16 +41,6 @@ int ParseThreadLevel(const std::string& v) {
   return -1;
 }
 
-// An error handler a session may use: predefined, or made by
-// MPI_Session_create_errhandler.
-bool SessionHandlerOk(const State* st, MPI_Errhandler h) {
-  if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN) return true;
-  if (st == nullptr) return false;
-  auto user = st->errhandlers.Get(h);
-  return user && user->refs.load() > 0 &&
-         user->kind == ErrhandlerKind::kSession;
-}
-
 }  // namespace
 
 std::shared_ptr<MpiSession> CheckSession(State& st, MPI_Session h,
@@ -106,13 +96,14 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
   // The handler is checked before anything else: errors of this call go
   // to it (MPI-4.1 §11.3.1), or to MPI_ERRORS_ARE_FATAL when it is bad.
   State* cur = Mpi();
-  if (!SessionHandlerOk(cur, errhandler))
+  if (cur == nullptr ? errhandler != MPI_ERRORS_ARE_FATAL &&
+                             errhandler != MPI_ERRORS_RETURN
+                     : !ErrhandlerFits(*cur, errhandler,
+                                       ErrhandlerKind::kSession))
     return RaiseErrorOn(MPI_ERRORS_ARE_FATAL, MPI_SESSION_NULL, MPI_ERR_ARG,
                         kFn,
-                        "errhandler = " + std::to_string(errhandler) +
-                            " is not a session error handler (allowed: "
-                            "MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, or "
-                            "one from MPI_Session_create_errhandler)");
+                        ErrhandlerMismatch(errhandler,
+                                           ErrhandlerKind::kSession));
   if (session == nullptr)
     return RaiseErrorOn(errhandler, MPI_SESSION_NULL, MPI_ERR_ARG, kFn,
                         "session is NULL");
@@ -248,25 +239,17 @@ int PMPI_Session_create_errhandler(
     MPI_Session_errhandler_function* session_errhandler_fn,
     MPI_Errhandler* errhandler) {
   RONDO_MPI_ENTER("MPI_Session_create_errhandler");
-  if (session_errhandler_fn == nullptr || errhandler == nullptr)
-    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
-                      "session_errhandler_fn and errhandler must not be NULL");
-  auto h = std::make_shared<UserErrhandler>();
-  h->fn = session_errhandler_fn;  // the same C type: handles are ints
-  h->kind = ErrhandlerKind::kSession;
-  *errhandler = st->errhandlers.Add(std::move(h));
-  return MPI_SUCCESS;
+  return NewErrhandler(*st, session_errhandler_fn, ErrhandlerKind::kSession,
+                       errhandler, kFn, "session_errhandler_fn");
 }
 
 int PMPI_Session_set_errhandler(MPI_Session session,
                                 MPI_Errhandler errhandler) {
   RONDO_MPI_ENTER_SESSION("MPI_Session_set_errhandler", session);
-  if (!SessionHandlerOk(st, errhandler))
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kSession))
     return SessionError(*s, session, MPI_ERR_ARG, kFn,
-                        "errhandler = " + std::to_string(errhandler) +
-                            " is not a session error handler (allowed: "
-                            "MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, or one "
-                            "from MPI_Session_create_errhandler)");
+                        ErrhandlerMismatch(errhandler,
+                                           ErrhandlerKind::kSession));
   s->errhandler.store(errhandler);
   return MPI_SUCCESS;
 }

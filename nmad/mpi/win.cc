@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/comm.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
 #include "nmad/rma.h"
@@ -148,6 +149,49 @@ template <typename F>
 void WaitFor(State& st, F done) {
   IdleBackoff backoff(st.core());
   while (!done()) backoff.Pass(ProgressPass(st, true));
+}
+
+// Starts `start(job rank, op)` for each window rank of `ranks` (all ranks
+// when null), then waits until every op is done; returns whether all
+// succeeded (locks, unlocks and PSCW signals to several ranks).
+template <typename F>
+bool ForRanks(State& st, Win& w, const std::vector<int>* ranks, F start) {
+  std::vector<std::unique_ptr<RmaOp>> ops;
+  const int n = ranks ? static_cast<int>(ranks->size()) : w.c->size;
+  for (int i = 0; i < n; ++i) {
+    ops.push_back(std::make_unique<RmaOp>());
+    start(w.c->world[ranks ? (*ranks)[i] : i], *ops.back());
+  }
+  WaitFor(st, [&] {
+    for (auto& op : ops)
+      if (!op->done()) return false;
+    return true;
+  });
+  for (auto& op : ops)
+    if (op->error() != rondo::nmad::RmaError::kOk) return false;
+  return true;
+}
+
+// Another kind of epoch may follow a fence once the fence has completed
+// its operations (as MPICH allows); the fence epoch then ends. w.mu held.
+bool LeaveFence(Win& w, const char* fn, int* err) {
+  if (w.fence_open && !w.pending.empty()) {
+    *err = WinError(w, MPI_ERR_RMA_SYNC, fn,
+                    "the fence epoch has operations not completed by a "
+                    "fence");
+    return false;
+  }
+  w.fence_open = false;
+  return true;
+}
+
+// Passive-target locks, unless the window's info said no_locks.
+bool LocksAllowed(Win& w, const char* fn, int* err) {
+  if (!w.no_locks) return true;
+  *err = WinError(w, MPI_ERR_RMA_SYNC, fn,
+                  "the window was created with info no_locks = true (no "
+                  "passive-target locks on it)");
+  return false;
 }
 
 // Unpacks a read and converts the target's answer: once.
@@ -480,6 +524,7 @@ struct OpArgs {
   MPI_Datatype target_type = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   MPI_Request* request = nullptr;
+  bool wants_request = false;  // MPI_Rput ...: request must not be NULL
   const char* fn = "";
 };
 
@@ -726,6 +771,51 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   return MPI_SUCCESS;
 }
 
+// The arguments every data operation has; `request` for the R forms.
+OpArgs Args(OpKind kind, const char* fn, const void* origin, int origin_count,
+            MPI_Datatype origin_type, int target, MPI_Aint disp,
+            int target_count, MPI_Datatype target_type,
+            MPI_Op op = MPI_OP_NULL) {
+  OpArgs a;
+  a.kind = kind;
+  a.fn = fn;
+  a.origin = origin;
+  a.origin_count = origin_count;
+  a.origin_type = origin_type;
+  a.target = target;
+  a.disp = disp;
+  a.target_count = target_count;
+  a.target_type = target_type;
+  a.op = op;
+  return a;
+}
+
+OpArgs WithResult(OpArgs a, void* result, int count, MPI_Datatype type) {
+  a.result = result;
+  a.result_count = count;
+  a.result_type = type;
+  return a;
+}
+
+// The request-based forms (MPI_Rput ...): `request` must not be NULL.
+OpArgs WithRequest(OpArgs a, MPI_Request* request) {
+  a.request = request;
+  a.wants_request = true;
+  return a;
+}
+
+int RunOp(MPI_Win win, const OpArgs& a) {
+  RONDO_MPI_ENTER_WIN(a.fn, win);
+  if (a.wants_request && a.request == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
+  if (a.kind == OpKind::kCas &&
+      (a.origin == nullptr || a.compare == nullptr || a.result == nullptr))
+    return WinError(*w, MPI_ERR_BUFFER, kFn,
+                    "origin_addr, compare_addr and result_addr must not be "
+                    "NULL");
+  return Issue(*st, *w, a);
+}
+
 }  // namespace
 }  // namespace rondo::nmad::mpi
 
@@ -929,26 +1019,15 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
                                MPI_Errhandler* errhandler) {
   RONDO_MPI_ENTER("MPI_Win_create_errhandler");
-  if (win_errhandler_fn == nullptr || errhandler == nullptr)
-    return RaiseError(nullptr, MPI_ERR_ARG, kFn,
-                      "win_errhandler_fn and errhandler must not be NULL");
-  auto h = std::make_shared<UserErrhandler>();
-  h->fn = win_errhandler_fn;  // the same C type: handles are ints
-  h->kind = ErrhandlerKind::kWin;
-  *errhandler = st->errhandlers.Add(std::move(h));
-  return MPI_SUCCESS;
+  return NewErrhandler(*st, win_errhandler_fn, ErrhandlerKind::kWin,
+                       errhandler, kFn, "win_errhandler_fn");
 }
 
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
   RONDO_MPI_ENTER_WIN("MPI_Win_set_errhandler", win);
-  auto user = st->errhandlers.Get(errhandler);
-  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-      !(user && user->kind == ErrhandlerKind::kWin))
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kWin))
     return WinError(*w, MPI_ERR_ARG, kFn,
-                    "errhandler = " + std::to_string(errhandler) +
-                        " is not a window error handler (allowed: "
-                        "MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, or one "
-                        "from MPI_Win_create_errhandler)");
+                    ErrhandlerMismatch(errhandler, ErrhandlerKind::kWin));
   w->err.errhandler.store(errhandler);
   return MPI_SUCCESS;
 }
@@ -974,18 +1053,9 @@ int PMPI_Put(const void* origin_addr, int origin_count,
              MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
-  RONDO_MPI_ENTER_WIN("MPI_Put", win);
-  OpArgs a;
-  a.kind = OpKind::kPut;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  return RunOp(win, Args(OpKind::kPut, "MPI_Put", origin_addr, origin_count,
+                         origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype));
 }
 
 int PMPI_Rput(const void* origin_addr, int origin_count,
@@ -993,38 +1063,19 @@ int PMPI_Rput(const void* origin_addr, int origin_count,
               MPI_Aint target_disp, int target_count,
               MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request* request) {
-  RONDO_MPI_ENTER_WIN("MPI_Rput", win);
-  if (request == nullptr)
-    return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
-  OpArgs a;
-  a.kind = OpKind::kPut;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.request = request;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  return RunOp(win, WithRequest(Args(OpKind::kPut, "MPI_Rput", origin_addr,
+                                     origin_count, origin_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype),
+                                request));
 }
 
 int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
-  RONDO_MPI_ENTER_WIN("MPI_Get", win);
-  OpArgs a;
-  a.kind = OpKind::kGet;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  return RunOp(win, Args(OpKind::kGet, "MPI_Get", origin_addr, origin_count,
+                         origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype));
 }
 
 int PMPI_Rget(void* origin_addr, int origin_count,
@@ -1032,40 +1083,20 @@ int PMPI_Rget(void* origin_addr, int origin_count,
               MPI_Aint target_disp, int target_count,
               MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request* request) {
-  RONDO_MPI_ENTER_WIN("MPI_Rget", win);
-  if (request == nullptr)
-    return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
-  OpArgs a;
-  a.kind = OpKind::kGet;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.request = request;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  return RunOp(win, WithRequest(Args(OpKind::kGet, "MPI_Rget", origin_addr,
+                                     origin_count, origin_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype),
+                                request));
 }
 
 int PMPI_Accumulate(const void* origin_addr, int origin_count,
                     MPI_Datatype origin_datatype, int target_rank,
                     MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-  RONDO_MPI_ENTER_WIN("MPI_Accumulate", win);
-  OpArgs a;
-  a.kind = OpKind::kAcc;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.op = op;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  return RunOp(win, Args(OpKind::kAcc, "MPI_Accumulate", origin_addr,
+                         origin_count, origin_datatype, target_rank,
+                         target_disp, target_count, target_datatype, op));
 }
 
 int PMPI_Raccumulate(const void* origin_addr, int origin_count,
@@ -1073,22 +1104,11 @@ int PMPI_Raccumulate(const void* origin_addr, int origin_count,
                      MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                      MPI_Request* request) {
-  RONDO_MPI_ENTER_WIN("MPI_Raccumulate", win);
-  if (request == nullptr)
-    return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
-  OpArgs a;
-  a.kind = OpKind::kAcc;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.op = op;
-  a.request = request;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  return RunOp(win, WithRequest(Args(OpKind::kAcc, "MPI_Raccumulate",
+                                     origin_addr, origin_count,
+                                     origin_datatype, target_rank, target_disp,
+                                     target_count, target_datatype, op),
+                                request));
 }
 
 int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
@@ -1097,22 +1117,10 @@ int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
                         int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype,
                         MPI_Op op, MPI_Win win) {
-  RONDO_MPI_ENTER_WIN("MPI_Get_accumulate", win);
-  OpArgs a;
-  a.kind = OpKind::kGetAcc;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.result = result_addr;
-  a.result_count = result_count;
-  a.result_type = result_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.op = op;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  OpArgs a = Args(OpKind::kGetAcc, "MPI_Get_accumulate", origin_addr,
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, op);
+  return RunOp(win, WithResult(a, result_addr, result_count, result_datatype));
 }
 
 int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
@@ -1121,72 +1129,30 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
                          int target_rank, MPI_Aint target_disp,
                          int target_count, MPI_Datatype target_datatype,
                          MPI_Op op, MPI_Win win, MPI_Request* request) {
-  RONDO_MPI_ENTER_WIN("MPI_Rget_accumulate", win);
-  if (request == nullptr)
-    return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
-  OpArgs a;
-  a.kind = OpKind::kGetAcc;
-  a.origin = origin_addr;
-  a.origin_count = origin_count;
-  a.origin_type = origin_datatype;
-  a.result = result_addr;
-  a.result_count = result_count;
-  a.result_type = result_datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = target_count;
-  a.target_type = target_datatype;
-  a.op = op;
-  a.request = request;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  OpArgs a = Args(OpKind::kGetAcc, "MPI_Rget_accumulate", origin_addr,
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, op);
+  return RunOp(win, WithRequest(WithResult(a, result_addr, result_count,
+                                           result_datatype),
+                                request));
 }
 
 int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                       MPI_Datatype datatype, int target_rank,
                       MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-  RONDO_MPI_ENTER_WIN("MPI_Fetch_and_op", win);
-  OpArgs a;
-  a.kind = OpKind::kGetAcc;
-  a.origin = origin_addr;
-  a.origin_count = 1;
-  a.origin_type = datatype;
-  a.result = result_addr;
-  a.result_count = 1;
-  a.result_type = datatype;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = 1;
-  a.target_type = datatype;
-  a.op = op;
-  a.fn = kFn;
-  return Issue(*st, *w, a);
+  OpArgs a = Args(OpKind::kGetAcc, "MPI_Fetch_and_op", origin_addr, 1,
+                  datatype, target_rank, target_disp, 1, datatype, op);
+  return RunOp(win, WithResult(a, result_addr, 1, datatype));
 }
 
 int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
                           void* result_addr, MPI_Datatype datatype,
                           int target_rank, MPI_Aint target_disp,
                           MPI_Win win) {
-  RONDO_MPI_ENTER_WIN("MPI_Compare_and_swap", win);
-  if (origin_addr == nullptr || compare_addr == nullptr ||
-      result_addr == nullptr)
-    return WinError(*w, MPI_ERR_BUFFER, kFn,
-                    "origin_addr, compare_addr and result_addr must not be "
-                    "NULL");
-  OpArgs a;
-  a.kind = OpKind::kCas;
-  a.origin = origin_addr;
-  a.origin_count = 1;
-  a.origin_type = datatype;
-  a.result = result_addr;
+  OpArgs a = Args(OpKind::kCas, "MPI_Compare_and_swap", origin_addr, 1,
+                  datatype, target_rank, target_disp, 1, datatype);
   a.compare = compare_addr;
-  a.target = target_rank;
-  a.disp = target_disp;
-  a.target_count = 1;
-  a.target_type = datatype;
-  a.fn = kFn;
-  int e = Issue(*st, *w, a);
-  return e;
+  return RunOp(win, WithResult(a, result_addr, 1, datatype));
 }
 
 // ---- synchronisation ----
@@ -1233,22 +1199,15 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
       return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
                       "an exposure epoch is already open (MPI_Win_wait "
                       "first)");
+    if (!LeaveFence(*w, kFn, &err)) return err;
     w->posted = true;
     w->post_ranks = ranks;
-    w->fence_open = false;
   }
   // With MPI_MODE_NOCHECK the origins do not wait for the post (they know
   // it happened), so none is sent.
   if (assert & MPI_MODE_NOCHECK) return MPI_SUCCESS;
-  std::vector<std::unique_ptr<RmaOp>> sent;
-  for (int r : ranks) {
-    sent.push_back(std::make_unique<RmaOp>());
-    (void)w->rma->Signal(w->c->world[r], kPostSignal, *sent.back());
-  }
-  WaitFor(*st, [&] {
-    for (auto& op : sent)
-      if (!op->done()) return false;
-    return true;
+  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
+    (void)w->rma->Signal(job, kPostSignal, op);
   });
   return MPI_SUCCESS;
 }
@@ -1264,10 +1223,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
       return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
                       "an access epoch is already open on this window "
                       "(MPI_Win_complete or unlock first)");
-    if (w->fence_open && !w->pending.empty())
-      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
-                      "the fence epoch has operations not completed by a "
-                      "fence");
+    if (!LeaveFence(*w, kFn, &err)) return err;
   }
   // Each target's post, once per epoch.
   if (!(assert & MPI_MODE_NOCHECK)) {
@@ -1282,7 +1238,6 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   std::lock_guard<std::mutex> lock(w->mu);
   w->started = true;
   w->start_ranks = ranks;
-  w->fence_open = false;
   return MPI_SUCCESS;
 }
 
@@ -1297,15 +1252,8 @@ int PMPI_Win_complete(MPI_Win win) {
     ranks = w->start_ranks;
   }
   const int e = Complete(*st, *w, -1);
-  std::vector<std::unique_ptr<RmaOp>> sent;
-  for (int r : ranks) {
-    sent.push_back(std::make_unique<RmaOp>());
-    (void)w->rma->Signal(w->c->world[r], kCompleteSignal, *sent.back());
-  }
-  WaitFor(*st, [&] {
-    for (auto& op : sent)
-      if (!op->done()) return false;
-    return true;
+  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
+    (void)w->rma->Signal(job, kCompleteSignal, op);
   });
   std::lock_guard<std::mutex> lock(w->mu);
   w->started = false;
@@ -1363,27 +1311,24 @@ int PMPI_Win_test(MPI_Win win, int* flag) {
 }
 
 namespace {
-int LockOne(State& st, Win& w, int lock_type, int rank, bool nocheck,
+// The lock protocol with one target: lock_type MPI_LOCK_SHARED or
+// _EXCLUSIVE, or 0 to unlock (skipped with MPI_MODE_NOCHECK).
+int LockOne(State& st, Win& w, int rank, bool nocheck, int lock_type,
             const char* fn) {
   if (nocheck) return MPI_SUCCESS;
-  RmaOp op;
-  (void)w.rma->Lock(w.c->world[rank], lock_type == MPI_LOCK_EXCLUSIVE, op);
-  WaitFor(st, [&] { return op.done(); });
-  if (op.error() != rondo::nmad::RmaError::kOk)
-    return WinError(w, MPIX_ERR_PROC_FAILED, fn,
-                    "the lock request to rank " + std::to_string(rank) +
-                        " failed");
-  return MPI_SUCCESS;
-}
-int UnlockOne(State& st, Win& w, int rank, bool nocheck, const char* fn) {
-  if (nocheck) return MPI_SUCCESS;
-  RmaOp op;
-  (void)w.rma->Unlock(w.c->world[rank], op);
-  WaitFor(st, [&] { return op.done(); });
-  if (op.error() != rondo::nmad::RmaError::kOk)
-    return WinError(w, MPIX_ERR_PROC_FAILED, fn,
-                    "the unlock of rank " + std::to_string(rank) + " failed");
-  return MPI_SUCCESS;
+  const std::vector<int> one{rank};
+  const bool ok = ForRanks(st, w, &one, [&](int job, RmaOp& op) {
+    if (lock_type == 0) {
+      (void)w.rma->Unlock(job, op);
+    } else {
+      (void)w.rma->Lock(job, lock_type == MPI_LOCK_EXCLUSIVE, op);
+    }
+  });
+  if (ok) return MPI_SUCCESS;
+  return WinError(w, MPIX_ERR_PROC_FAILED, fn,
+                  std::string(lock_type == 0 ? "the unlock of" : "the lock of") +
+                      " rank " + std::to_string(rank) +
+                      " failed (the target died)");
 }
 }  // namespace
 
@@ -1399,10 +1344,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
   {
     std::lock_guard<std::mutex> lock(w->mu);
-    if (w->no_locks)
-      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
-                      "the window was created with info no_locks = true "
-                      "(no passive-target locks on it)");
+    if (!LocksAllowed(*w, kFn, &err)) return err;
     if (w->locked[rank] != 0 || w->lock_all)
       return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
                       "rank " + std::to_string(rank) +
@@ -1416,16 +1358,12 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
       return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
                       "a PSCW epoch is open on this window (locks do not "
                       "mix with it)");
-    if (w->fence_open && !w->pending.empty())
-      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
-                      "the fence epoch has operations not completed by a "
-                      "fence");
-    w->fence_open = false;
+    if (!LeaveFence(*w, kFn, &err)) return err;
     w->locked[rank] = lock_type;
     w->lock_nocheck[rank] = nocheck;
     ++w->locks;
   }
-  const int e = LockOne(*st, *w, lock_type, rank, nocheck, kFn);
+  const int e = LockOne(*st, *w, rank, nocheck, lock_type, kFn);
   if (e != MPI_SUCCESS) {
     std::lock_guard<std::mutex> lock(w->mu);
     w->locked[rank] = 0;
@@ -1453,7 +1391,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
     nocheck = w->lock_nocheck[rank];
   }
   int e = Complete(*st, *w, rank);
-  const int u = UnlockOne(*st, *w, rank, nocheck, kFn);
+  const int u = LockOne(*st, *w, rank, nocheck, /*unlock=*/0, kFn);
   std::lock_guard<std::mutex> lock(w->mu);
   w->locked[rank] = 0;
   --w->locks;
@@ -1466,33 +1404,22 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
   const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
   {
     std::lock_guard<std::mutex> lock(w->mu);
-    if (w->no_locks)
-      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
-                      "the window was created with info no_locks = true "
-                      "(no passive-target locks on it)");
+    if (!LocksAllowed(*w, kFn, &err)) return err;
     if (w->lock_all || w->locks > 0 || w->started || w->posted)
       return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
                       "an epoch is already open on this window (lock, "
                       "lock_all or PSCW)");
-    if (w->fence_open && !w->pending.empty())
-      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
-                      "the fence epoch has operations not completed by a "
-                      "fence");
-    w->fence_open = false;
+    if (!LeaveFence(*w, kFn, &err)) return err;
     w->lock_all = true;
     w->lock_all_nocheck = nocheck;
   }
   if (nocheck) return MPI_SUCCESS;
-  std::vector<std::unique_ptr<RmaOp>> ops;
-  for (int r = 0; r < w->c->size; ++r) {
-    ops.push_back(std::make_unique<RmaOp>());
-    (void)w->rma->Lock(w->c->world[r], false, *ops.back());
-  }
-  WaitFor(*st, [&] {
-    for (auto& op : ops)
-      if (!op->done()) return false;
-    return true;
-  });
+  if (!ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
+        (void)w->rma->Lock(job, /*exclusive=*/false, op);
+      }))
+    return WinError(*w, MPIX_ERR_PROC_FAILED, kFn,
+                    "a lock request of MPI_Win_lock_all failed (a target "
+                    "died)");
   return MPI_SUCCESS;
 }
 
@@ -1507,18 +1434,10 @@ int PMPI_Win_unlock_all(MPI_Win win) {
     nocheck = w->lock_all_nocheck;
   }
   const int e = Complete(*st, *w, -1);
-  if (!nocheck) {
-    std::vector<std::unique_ptr<RmaOp>> ops;
-    for (int r = 0; r < w->c->size; ++r) {
-      ops.push_back(std::make_unique<RmaOp>());
-      (void)w->rma->Unlock(w->c->world[r], *ops.back());
-    }
-    WaitFor(*st, [&] {
-      for (auto& op : ops)
-        if (!op->done()) return false;
-      return true;
+  if (!nocheck)
+    (void)ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
+      (void)w->rma->Unlock(job, op);
     });
-  }
   std::lock_guard<std::mutex> lock(w->mu);
   w->lock_all = false;
   return e;
