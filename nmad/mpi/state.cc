@@ -539,6 +539,11 @@ void DestroyState(State* st) {
     for (uint32_t slot : st->detached) st->requests.Recycle(slot);
     st->detached.clear();
   }
+  if (const size_t n = ForgetWindows(*st); n > 0)
+    std::fprintf(stderr,
+                 "rondo: MPI_Finalize on rank %d: %zu windows were never "
+                 "freed (MPI_Win_free); they stop serving now\n",
+                 st->world_rank(), n);
   g_state.store(nullptr, std::memory_order_release);
   delete st;
 }

@@ -100,6 +100,18 @@ bool WinExists(State& st, MPI_Win h) {
   return h != MPI_WIN_NULL && st.wins.Get(h) != nullptr;
 }
 
+size_t ForgetWindows(State& st) {
+  const auto left = st.wins.Values();
+  for (const WinPtr& w : left) {
+    w->rma.reset();  // answers in flight finish first
+    if (w->mapped) munmap(w->mapped, w->mapped_bytes);
+    std::free(w->owned);
+    w->mapped = w->owned = nullptr;
+    st.wins.Remove(w->handle);
+  }
+  return left.size();
+}
+
 namespace {
 
 constexpr int kPostSignal = 0;

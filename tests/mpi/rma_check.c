@@ -13,6 +13,8 @@
  *                          most 60 s: without background progress at the
  *                          target the origins' unlocks never complete and
  *                          rank 0 reports it (no hang).
+ *   rma_check --unfreed    an erroneous program: a window used and never
+ *                          freed; MPI_Finalize warns and ends cleanly.
  *   rma_check --passive-no-progress   the same, expecting NO progress
  *                          within 3 s (run with neither progress threads
  *                          nor the timer): shows that the check can fail.
@@ -585,6 +587,18 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc > 1 && strcmp(argv[1], "--passive") == 0) {
     test_passive(1);
+  } else if (argc > 1 && strcmp(argv[1], "--unfreed") == 0) {
+    int* mem;
+    MPI_Win win;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                     &mem, &win);
+    int v = rank;
+    MPI_Win_lock_all(0, win);
+    check_rc("Put", MPI_Put(&v, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT,
+                            win));
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_ll("put landed", (rank + size - 1) % size, *mem);
   } else if (argc > 1 && strcmp(argv[1], "--passive-no-progress") == 0) {
     test_passive(0);
   } else {

@@ -520,6 +520,9 @@ class State {
 
 // A live window has handle `h` (win.cc).
 bool WinExists(State& st, MPI_Win h);
+// At the end of MPI: stops serving the windows the program did not free
+// (with a warning) while the core still runs. Returns how many.
+size_t ForgetWindows(State& st);
 
 // The instance (null before MPI_Init and after MPI_Finalize).
 State* Mpi();
