@@ -1,5 +1,5 @@
-// MadMPI datatype, reduction-operation and memory calls, and the
-// one-sided link stubs (info objects: info.cc). Type maps and pack/unpack
+// MadMPI datatype, reduction-operation and memory calls (info objects:
+// info.cc; one-sided communication: win.cc). Type maps and pack/unpack
 // live in datatype.h, the reductions in op.h; this file maps handles to
 // them.
 #include <mpi.h>
