@@ -10,6 +10,12 @@ comments): it fails (exit 1) when a function is uncovered and not listed,
 and when a listed function is covered now (remove it from the list), so
 the list only shrinks and always tells the truth.
 
+Issue 29: mpi.h is also checked against the standard's list of C functions
+(tools/mpi_standard_functions.txt, by chapter): in a chapter MadMPI claims,
+every function is declared unless marked "!NAME reason" (known missing; a
+marked function that becomes declared fails until the mark goes), and
+every MPI_ function mpi.h declares is one the standard lists.
+
   tools/mpi_coverage.py [--root DIR] [--list]   (--list: print all, exit 0)
 """
 import argparse
@@ -50,6 +56,60 @@ def known_gaps(path):
     return gaps
 
 
+CHAPTER = re.compile(r"^\[(\d+)\]\s*(.*?):\s*(claimed|not claimed)\b")
+
+
+def standard(path):
+    """{name: (chapter, claimed, marked_missing, reason)} from the list."""
+    out = {}
+    chapter, claimed = None, False
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            m = CHAPTER.match(line)
+            if m:
+                chapter, claimed = int(m.group(1)), m.group(3) == "claimed"
+                continue
+            missing = line.startswith("!")
+            name, _, reason = line.lstrip("!").partition(" ")
+            if chapter is None or not name.startswith("MPI_"):
+                raise ValueError(f"{path}:{n}: not a chapter header or a "
+                                 f"function: {line!r}")
+            if missing and not reason.strip():
+                raise ValueError(f"{path}:{n}: !{name} needs a reason")
+            out[name] = (chapter, claimed, missing, reason.strip())
+    return out
+
+
+def check_standard(decl, std_file):
+    """The lines that fail the check of mpi.h against the standard."""
+    std = standard(std_file)
+    errors = []
+    for name, (chapter, claimed, missing, reason) in sorted(std.items()):
+        if not claimed:
+            continue
+        if missing and name in decl:
+            errors.append(f"DECLARED NOW {name}: remove the '!' in "
+                          f"{os.path.basename(std_file)} (chapter {chapter})")
+        elif not missing and name not in decl:
+            errors.append(f"MISSING {name}: chapter {chapter} is claimed but "
+                          f"mpi.h does not declare it (declare it, or mark it "
+                          f"'!{name} reason')")
+    for name in decl:
+        if name.startswith("MPI_") and name not in std:
+            errors.append(f"NOT IN THE STANDARD {name}: mpi.h declares it "
+                          f"but {os.path.basename(std_file)} does not list it "
+                          f"(extensions are MPIX_)")
+    claimed = sorted({c for c, cl, _, _ in std.values() if cl})
+    marked = sum(1 for _, cl, m, _ in std.values() if cl and m)
+    summary = (f"mpi_coverage: standard: {len(std)} C functions listed; "
+               f"chapters claimed {', '.join(map(str, claimed))}; "
+               f"{marked} of their functions marked missing")
+    return summary, errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=".", help="the repository (default .)")
@@ -59,12 +119,21 @@ def main():
     header = os.path.join(args.root, "nmad/mpi/include/mpi.h")
     tests = os.path.join(args.root, "tests/mpi")
     gaps_file = os.path.join(args.root, "tools/mpi_coverage_known_gaps.txt")
-    for p in (header, tests):
+    std_file = os.path.join(args.root, "tools/mpi_standard_functions.txt")
+    for p in (header, tests, std_file):
         if not os.path.exists(p):
             print(f"mpi_coverage: {p} not found (--root is the repository)",
                   file=sys.stderr)
             return 2
     decl = declared(header)
+    try:
+        std_summary, std_errors = check_standard(set(decl), std_file)
+    except ValueError as e:
+        print(f"mpi_coverage: {e}", file=sys.stderr)
+        return 2
+    print(std_summary)
+    for e in std_errors:
+        print(e)
     calls = called(tests)
     uncovered = [n for n in decl if n not in calls]
     print(f"mpi_coverage: {len(decl)} functions in mpi.h, "
@@ -85,7 +154,7 @@ def main():
         print(f"COVERED NOW {n}: remove it from {gaps_file}")
     for n in unknown:
         print(f"NOT IN mpi.h {n}: remove it from {gaps_file}")
-    if new or stale or unknown:
+    if new or stale or unknown or std_errors:
         return 1
     print(f"mpi_coverage: ok ({len(uncovered)} known gaps listed in "
           f"{os.path.relpath(gaps_file, args.root)})")

@@ -54,6 +54,39 @@ int MakeComm(State& st, const Comm& parent, std::string id,
   return MPI_SUCCESS;
 }
 
+int NewErrhandler(State& st, MPI_Comm_errhandler_function* function,
+                  ErrhandlerKind kind, MPI_Errhandler* out, const char* fn,
+                  const char* what) {
+  if (function == nullptr || out == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, fn,
+                      std::string(what) +
+                          " and errhandler must not be NULL");
+  auto h = std::make_shared<UserErrhandler>();
+  h->fn = function;  // one C type for every kind: handles are ints
+  h->kind = kind;
+  *out = st.errhandlers.Add(std::move(h));
+  return MPI_SUCCESS;
+}
+
+bool ErrhandlerFits(const State& st, MPI_Errhandler h, ErrhandlerKind kind) {
+  if (h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN) return true;
+  auto user = h == MPI_ERRHANDLER_NULL ? nullptr : st.errhandlers.Get(h);
+  return user && user->refs.load() > 0 && user->kind == kind;
+}
+
+std::string ErrhandlerMismatch(MPI_Errhandler h, ErrhandlerKind kind) {
+  const char* what = kind == ErrhandlerKind::kWin       ? "window"
+                     : kind == ErrhandlerKind::kSession ? "session"
+                                                        : "communicator";
+  const char* maker = kind == ErrhandlerKind::kWin ? "MPI_Win_create_errhandler"
+                      : kind == ErrhandlerKind::kSession
+                          ? "MPI_Session_create_errhandler"
+                          : "MPI_Comm_create_errhandler";
+  return "errhandler = " + std::to_string(h) + " is not a " + what +
+         " error handler (allowed: MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, "
+         "or one from " + maker + ")";
+}
+
 namespace {
 
 uint32_t HashRanks(const std::vector<int>& v) {
@@ -344,6 +377,93 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
                   g->world, newcomm, kFn);
 }
 
+// MPI-4 sessions (session.cc): the group of a process set.
+int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name,
+                                 MPI_Group* newgroup) {
+  RONDO_MPI_ENTER("MPI_Group_from_session_pset");
+  int err = MPI_SUCCESS;
+  auto s = CheckSession(*st, session, kFn, &err);
+  if (!s) return err;
+  if (newgroup == nullptr)
+    return RaiseErrorOn(s->errhandler.load(), session, MPI_ERR_ARG, kFn,
+                        "newgroup is NULL");
+  std::vector<int> members;
+  if (!PsetMembers(*st, pset_name, &members))
+    return RaiseErrorOn(s->errhandler.load(), session, MPI_ERR_ARG, kFn,
+                        std::string("pset_name = '") +
+                            (pset_name ? pset_name : "(NULL)") +
+                            "' is not a process set (allowed: mpi://WORLD, "
+                            "mpi://SELF)");
+  *newgroup = AddGroup(*st, std::move(members));
+  return MPI_SUCCESS;
+}
+
+// MPI-4.1 §7.4.2: collective over the group's members, who give the same
+// stringtag; no parent communicator. The id names the tag (hashed), the
+// group and how many communicators this process made from that pair
+// before, so every member opens the same sessions.
+int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
+                                MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm* newcomm) {
+  RONDO_MPI_ENTER("MPI_Comm_create_from_group");
+  // Errors go to the handler given (MPI_ERRORS_ARE_FATAL if it is bad).
+  MPI_Errhandler h = errhandler;
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kComm))
+    return RaiseErrorOn(MPI_ERRORS_ARE_FATAL, MPI_COMM_NULL, MPI_ERR_ARG, kFn,
+                        ErrhandlerMismatch(errhandler, ErrhandlerKind::kComm));
+  if (newcomm == nullptr)
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_ARG, kFn, "newcomm is NULL");
+  *newcomm = MPI_COMM_NULL;
+  GroupPtr g = group == MPI_GROUP_NULL ? nullptr : st->groups.Get(group);
+  if (!g)
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_GROUP, kFn,
+                        "group = " + std::to_string(group) +
+                            " is not a valid group");
+  if (stringtag == nullptr)
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_ARG, kFn,
+                        "stringtag is NULL");
+  const size_t tag_len = std::strlen(stringtag);
+  if (tag_len >= MPI_MAX_STRINGTAG_LEN)
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_ARG, kFn,
+                        "stringtag has " + std::to_string(tag_len) +
+                            " characters (at most MPI_MAX_STRINGTAG_LEN - 1 "
+                            "= " + std::to_string(MPI_MAX_STRINGTAG_LEN - 1) +
+                            ")");
+  std::shared_ptr<Info> hints;
+  if (info != MPI_INFO_NULL && !(hints = st->infos.Get(info)))
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_INFO, kFn,
+                        "info = " + std::to_string(info) +
+                            " is not a valid info object");
+  if (g->RankOf(st->world_rank()) == MPI_UNDEFINED)
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_GROUP, kFn,
+                        "the calling process (job rank " +
+                            std::to_string(st->world_rank()) +
+                            ") is not in group");
+  std::vector<int> tag_bytes(stringtag, stringtag + tag_len);
+  const std::string key = std::to_string(HashRanks(tag_bytes)) + "/" +
+                          std::to_string(tag_len) + "/" +
+                          std::to_string(HashRanks(g->world));
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    n = st->group_creations["fromgroup|" + key]++;
+  }
+  std::string error;
+  MPI_Comm out = st->NewComm("fg" + key + "." + std::to_string(n), g->world,
+                             &error);
+  if (out == MPI_COMM_NULL)
+    return RaiseErrorOn(h, MPI_COMM_NULL, MPI_ERR_INTERN, kFn,
+                        "cannot open the communicator's sessions: " + error);
+  CommPtr c = st->comms.Get(out);
+  c->errhandler.store(errhandler);
+  if (hints) {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    c->info = *hints;
+  }
+  *newcomm = out;
+  return MPI_SUCCESS;
+}
+
 int PMPI_Comm_free(MPI_Comm* comm) {
   RONDO_MPI_ENTER("MPI_Comm_free");
   if (comm == nullptr)
@@ -437,11 +557,9 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
 // ---- error handlers ----
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   RONDO_MPI_ENTER_COMM("MPI_Comm_set_errhandler", comm);
-  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-      !st->errhandlers.Get(errhandler))
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kComm))
     return RaiseError(c.get(), MPI_ERR_ARG, kFn,
-                      "errhandler = " + std::to_string(errhandler) +
-                          " is not a valid error handler");
+                      ErrhandlerMismatch(errhandler, ErrhandlerKind::kComm));
   c->errhandler.store(errhandler);
   return MPI_SUCCESS;
 }
@@ -797,6 +915,8 @@ int PMPI_Group_free(MPI_Group* group) {
 #pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
 #pragma weak MPI_Comm_create = PMPI_Comm_create
 #pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
+#pragma weak MPI_Group_from_session_pset = PMPI_Group_from_session_pset
+#pragma weak MPI_Comm_create_from_group = PMPI_Comm_create_from_group
 #pragma weak MPI_Comm_free = PMPI_Comm_free
 #pragma weak MPI_Comm_compare = PMPI_Comm_compare
 #pragma weak MPI_Comm_group = PMPI_Comm_group

@@ -87,6 +87,26 @@ MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) {
   return user && user->refs.load() > 0 ? errhandler : MPI_ERRHANDLER_NULL;
 }
 
+MPI_Fint PMPI_Message_c2f(MPI_Message message) { return message; }
+
+// A message taken by MPI_Improbe/MPI_Mprobe and not yet received.
+MPI_Message PMPI_Message_f2c(MPI_Fint message) {
+  if (message == MPI_MESSAGE_NO_PROC) return message;
+  State* st = Mpi();
+  if (st == nullptr || message == MPI_MESSAGE_NULL) return MPI_MESSAGE_NULL;
+  std::lock_guard<std::mutex> lock(st->messages_mu);
+  return st->messages.count(message) != 0 ? message : MPI_MESSAGE_NULL;
+}
+
+MPI_Fint PMPI_Win_c2f(MPI_Win win) { return win; }
+
+MPI_Win PMPI_Win_f2c(MPI_Fint win) {
+  State* st = Mpi();
+  return st != nullptr && win != MPI_WIN_NULL && WinExists(*st, win)
+             ? win
+             : MPI_WIN_NULL;
+}
+
 }  // extern "C"
 
 // The profiling interface (MPI-4 §15.2): each function above is defined
@@ -108,3 +128,7 @@ MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) {
 #pragma weak MPI_Info_f2c = PMPI_Info_f2c
 #pragma weak MPI_Errhandler_c2f = PMPI_Errhandler_c2f
 #pragma weak MPI_Errhandler_f2c = PMPI_Errhandler_f2c
+#pragma weak MPI_Message_c2f = PMPI_Message_c2f
+#pragma weak MPI_Message_f2c = PMPI_Message_f2c
+#pragma weak MPI_Win_c2f = PMPI_Win_c2f
+#pragma weak MPI_Win_f2c = PMPI_Win_f2c

@@ -30,6 +30,8 @@ bool IsDone(const MpiRequest& r) {
       return true;
     case MpiRequest::Kind::kSendrecv:
       return IsDone((*r.halves)[0]) && IsDone((*r.halves)[1]);
+    case MpiRequest::Kind::kRma:
+      return r.rma_done();
   }
   return true;
 }
@@ -130,6 +132,10 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
       r.error = recv_error != MPI_SUCCESS ? recv_error : send_error;
       break;
     }
+    case MpiRequest::Kind::kRma:
+      r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+      r.error = r.rma_finish();
+      break;
     case MpiRequest::Kind::kColl: {
       r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
       Status s = r.op->status();
@@ -161,6 +167,11 @@ void WaitUntilDone(State& st, MpiRequest& r) {
       WaitUntilDone(st, (*r.halves)[0]);
       WaitUntilDone(st, (*r.halves)[1]);
       break;
+    case MpiRequest::Kind::kRma: {
+      IdleBackoff backoff(st.core());
+      while (!r.rma_done()) backoff.Pass(ProgressPass(st, true));
+      break;
+    }
     case MpiRequest::Kind::kDone:
       break;
   }
@@ -635,6 +646,8 @@ int PMPI_Cancel(MPI_Request* request) {
     case MpiRequest::Kind::kColl:
       return RaiseError(r->comm.get(), MPI_ERR_REQUEST, kFn,
                         "a nonblocking collective cannot be cancelled");
+    case MpiRequest::Kind::kRma:
+      break;  // under way at the target: completes normally
     case MpiRequest::Kind::kDone:
       break;
   }

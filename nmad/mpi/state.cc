@@ -99,6 +99,15 @@ const char* ClassText(int c) {
       return "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls";
     case MPI_ERR_UNSUPPORTED_OPERATION:
       return "MPI_ERR_UNSUPPORTED_OPERATION: not supported by Rondo";
+    case MPI_ERR_SESSION: return "MPI_ERR_SESSION: invalid session";
+    case MPI_ERR_RMA_RANGE:
+      return "MPI_ERR_RMA_RANGE: target memory outside the window";
+    case MPI_ERR_RMA_ATTACH:
+      return "MPI_ERR_RMA_ATTACH: memory cannot be attached";
+    case MPI_ERR_RMA_SHARED:
+      return "MPI_ERR_RMA_SHARED: memory cannot be shared";
+    case MPI_ERR_RMA_FLAVOR:
+      return "MPI_ERR_RMA_FLAVOR: wrong window flavor";
     case MPIX_ERR_PROC_FAILED:
       return "MPIX_ERR_PROC_FAILED: a process of the job failed";
     default: return nullptr;
@@ -180,31 +189,21 @@ bool SetUserErrorText(int code, const std::string& text) {
   return true;
 }
 
-int RaiseError(const Comm* comm, int error_class, const char* fn,
-               const std::string& message) {
+namespace {
+// A new error code of class `error_class` whose text is `message`.
+int RecordError(int error_class, const char* fn, const std::string& message) {
   ErrorLog& log = Log();
-  int code;
-  {
-    std::lock_guard<std::mutex> lock(log.mu);
-    const int k = log.next;
-    log.next = (log.next + 1) % kMessages;
-    log.messages[k] = std::string(fn) + ": " + message;
-    code = error_class + kClassSpan * (k + 1);
-  }
-  return CallErrhandler(comm, code, fn);
+  std::lock_guard<std::mutex> lock(log.mu);
+  const int k = log.next;
+  log.next = (log.next + 1) % kMessages;
+  log.messages[k] = std::string(fn) + ": " + message;
+  return error_class + kClassSpan * (k + 1);
 }
 
-int CallErrhandler(const Comm* comm, int code, const char* fn) {
-  MPI_Errhandler h = MPI_ERRORS_ARE_FATAL;
+// Runs handler `h` on the object `handle` (any kind: handles are ints);
+// MPI_ERRORS_ARE_FATAL prints the error and ends the process.
+int RunErrhandler(MPI_Errhandler h, int handle, int code, const char* fn) {
   State* st = Mpi();
-  std::shared_ptr<Comm> world;
-  MPI_Comm handle = MPI_COMM_WORLD;
-  if (comm != nullptr) {
-    h = comm->errhandler.load();
-    handle = comm->handle;
-  } else if (st != nullptr && (world = st->comms.Get(MPI_COMM_WORLD))) {
-    h = world->errhandler.load();
-  }
   if (h == MPI_ERRORS_RETURN) return code;
   if (h != MPI_ERRORS_ARE_FATAL && st != nullptr) {
     if (auto user = st->errhandlers.Get(h); user && user->fn) {
@@ -226,6 +225,35 @@ int CallErrhandler(const Comm* comm, int code, const char* fn) {
   std::_Exit(error_class <= 0 || error_class > MPI_ERR_LASTCODE
                  ? 1
                  : 16 + error_class);
+}
+}  // namespace
+
+int RaiseError(const Comm* comm, int error_class, const char* fn,
+               const std::string& message) {
+  return CallErrhandler(comm, RecordError(error_class, fn, message), fn);
+}
+
+int RaiseErrorOn(MPI_Errhandler h, int handle, int error_class, const char* fn,
+                 const std::string& message) {
+  return RunErrhandler(h, handle, RecordError(error_class, fn, message), fn);
+}
+
+int CallErrhandlerOn(MPI_Errhandler h, int handle, int code, const char* fn) {
+  return RunErrhandler(h, handle, code, fn);
+}
+
+int CallErrhandler(const Comm* comm, int code, const char* fn) {
+  MPI_Errhandler h = MPI_ERRORS_ARE_FATAL;
+  State* st = Mpi();
+  std::shared_ptr<Comm> world;
+  MPI_Comm handle = MPI_COMM_WORLD;
+  if (comm != nullptr) {
+    h = comm->errhandler.load();
+    handle = comm->handle;
+  } else if (st != nullptr && (world = st->comms.Get(MPI_COMM_WORLD))) {
+    h = world->errhandler.load();
+  }
+  return RunErrhandler(h, handle, code, fn);
 }
 
 // ---- State ----
@@ -359,6 +387,72 @@ using rondo::nmad::mpi::Mpi;
 using rondo::nmad::mpi::RaiseError;
 using rondo::nmad::mpi::State;
 
+namespace rondo::nmad::mpi {
+namespace {
+// The instance's users (AcquireState): guarded by g_life_mu.
+std::mutex g_life_mu;
+int g_session_users = 0;
+bool g_world_user = false;
+bool g_destroyed = false;
+
+// Waits for the requests still in flight, then destroys the instance
+// (collective: the Core's close is a barrier).
+void DestroyState(State* st);
+}  // namespace
+
+State* AcquireState(bool world, int required, const char* fn,
+                    std::string* error) {
+  std::lock_guard<std::mutex> lock(g_life_mu);
+  if (g_destroyed) {
+    *error = "MPI was finalised (the last of MPI_Finalize and "
+             "MPI_Session_finalize ran); Rondo cannot restart it in the "
+             "same process";
+    return nullptr;
+  }
+  State* st = g_state.load();
+  if (st == nullptr) {
+    try {
+      st = new State();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rondo: %s failed: %s\n", fn, e.what());
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+    st->thread_level = MPI_THREAD_SINGLE;
+    g_state.store(st, std::memory_order_release);
+  }
+  // The level provided is the highest asked by any user (all supported).
+  const int level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
+                    : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                      : required;
+  if (level > st->thread_level) st->thread_level = level;
+  if (world) {
+    g_world_user = true;
+  } else {
+    ++g_session_users;
+  }
+  return st;
+}
+
+int ReleaseState(bool world) {
+  State* st = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_life_mu);
+    if (world) {
+      g_world_user = false;
+    } else {
+      --g_session_users;
+    }
+    if (g_world_user || g_session_users > 0) return MPI_SUCCESS;
+    st = g_state.load();
+    g_destroyed = true;
+  }
+  if (st != nullptr) DestroyState(st);
+  return MPI_SUCCESS;
+}
+
+}  // namespace rondo::nmad::mpi
+
 namespace {
 int InitCommon(int required, int* provided, const char* fn) {
   using rondo::nmad::mpi::g_phase;
@@ -367,21 +461,94 @@ int InitCommon(int required, int* provided, const char* fn) {
     return RaiseError(nullptr, MPI_ERR_OTHER, fn,
                       expect == 1 ? "MPI is already initialised"
                                   : "MPI was finalised; it cannot restart");
-  try {
-    auto* st = new State();
-    st->thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
-                       : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
-                                                         : required;
-    rondo::nmad::mpi::g_state.store(st, std::memory_order_release);
-    if (provided) *provided = st->thread_level;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rondo: %s failed: %s\n", fn, e.what());
-    std::fflush(stderr);
-    std::_Exit(1);
+  std::string error;
+  State* st = rondo::nmad::mpi::AcquireState(/*world=*/true, required, fn,
+                                             &error);
+  if (st == nullptr) {
+    g_phase.store(2);
+    return RaiseError(nullptr, MPI_ERR_OTHER, fn, error);
   }
+  st->main_thread = std::this_thread::get_id();
+  if (provided) *provided = st->thread_level;
   return MPI_SUCCESS;
 }
 }  // namespace
+
+namespace rondo::nmad::mpi {
+namespace {
+void DestroyState(State* st) {
+  // Operations still running must finish before the rails close: requests
+  // freed by MPI_Request_free, and (an erroneous program) requests never
+  // completed; those get a warning. A never-completed point-to-point
+  // request gets RONDO_CLOSE_TIMEOUT_MS to finish (its peer may still be
+  // on its way); then it is abandoned, with a second warning: a receive is
+  // cancelled, a send (nobody receives it) is left to the rails' close.
+  // Open MPI finalizes such a job too; waiting for ever would hang it.
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    std::vector<MpiRequest*> pending;
+    st->requests.ForEachLive(
+        [&](int, MpiRequest& r) { pending.push_back(&r); });
+    size_t never_completed = 0;
+    for (auto* r : pending)
+      if (!IsDone(*r)) ++never_completed;
+    if (never_completed > 0) {
+      std::fprintf(stderr,
+                   "rondo: MPI_Finalize on rank %d: %zu requests were never "
+                   "completed (MPI_Wait/MPI_Test); finishing them first\n",
+                   st->world_rank(), never_completed);
+      const int timeout_ms = st->core().options().close_timeout_ms;
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(timeout_ms);
+      auto p2p = [](const MpiRequest& r) {
+        return r.kind == MpiRequest::Kind::kSend ||
+               r.kind == MpiRequest::Kind::kRecv ||
+               r.kind == MpiRequest::Kind::kSendrecv;
+      };
+      size_t sends = 0, recvs = 0;
+      for (auto* r : pending) {
+        if (!p2p(*r)) continue;
+        while (!IsDone(*r) &&
+               std::chrono::steady_clock::now() < deadline)
+          (void)ProgressPass(*st, /*engine_too=*/true);
+        if (IsDone(*r)) continue;
+        MpiRequest* parts[2] = {r, nullptr};
+        if (r->kind == MpiRequest::Kind::kSendrecv)
+          parts[0] = &(*r->halves)[0], parts[1] = &(*r->halves)[1];
+        for (MpiRequest* q : parts) {
+          if (q == nullptr || q->req.done()) continue;
+          if (q->kind == MpiRequest::Kind::kRecv) {
+            ++recvs;
+            (void)q->comm->p2p->CancelRecv(q->req);
+          } else {
+            ++sends;
+            q->kind = MpiRequest::Kind::kDone;  // not waited for below
+          }
+        }
+      }
+      if (sends + recvs > 0)
+        std::fprintf(stderr,
+                     "rondo: MPI_Finalize on rank %d: after %d ms "
+                     "(RONDO_CLOSE_TIMEOUT_MS), %zu sends nobody received "
+                     "and %zu receives nobody sent are abandoned\n",
+                     st->world_rank(), timeout_ms, sends, recvs);
+    }
+    for (uint32_t slot : st->detached)
+      pending.push_back(st->requests.At(slot));
+    for (auto* r : pending) WaitUntilDone(*st, *r);
+    for (uint32_t slot : st->detached) st->requests.Recycle(slot);
+    st->detached.clear();
+  }
+  if (const size_t n = ForgetWindows(*st); n > 0)
+    std::fprintf(stderr,
+                 "rondo: MPI_Finalize on rank %d: %zu windows were never "
+                 "freed (MPI_Win_free); they stop serving now\n",
+                 st->world_rank(), n);
+  g_state.store(nullptr, std::memory_order_release);
+  delete st;
+}
+}  // namespace
+}  // namespace rondo::nmad::mpi
 
 extern "C" {
 
@@ -410,9 +577,12 @@ int PMPI_Finalized(int* flag) {
 
 int PMPI_Finalize(void) {
   State* st = Mpi();
-  if (st == nullptr)
+  if (st == nullptr || rondo::nmad::mpi::g_phase.load() != 1)
     return RaiseError(nullptr, MPI_ERR_OTHER, "MPI_Finalize",
-                      "MPI is not initialised");
+                      rondo::nmad::mpi::Finalized()
+                          ? "MPI_Finalize was already called"
+                          : "MPI_Init was not called (a sessions-only "
+                            "program ends with MPI_Session_finalize)");
   // First, with MPI still whole (MPI_Finalized says false): the delete
   // callbacks of MPI_COMM_SELF's attributes, as if it were freed, in the
   // reverse order they were set (MPI-4 §11.2.4), then MPI_COMM_WORLD's, as
@@ -422,73 +592,10 @@ int PMPI_Finalize(void) {
                                              /*raise=*/false, "MPI_Finalize");
   // Buffered sends are sent first, as if the buffer were detached.
   rondo::nmad::mpi::DrainBufferedSends(*st);
-  // Operations still running must finish before the rails close: requests
-  // freed by MPI_Request_free, and (an erroneous program) requests never
-  // completed; those get a warning. A never-completed point-to-point
-  // request gets RONDO_CLOSE_TIMEOUT_MS to finish (its peer may still be
-  // on its way); then it is abandoned, with a second warning: a receive is
-  // cancelled, a send (nobody receives it) is left to the rails' close.
-  // Open MPI finalizes such a job too; waiting for ever would hang it.
-  {
-    using rondo::nmad::mpi::MpiRequest;
-    std::lock_guard<std::mutex> lock(st->detached_mu);
-    std::vector<MpiRequest*> pending;
-    st->requests.ForEachLive(
-        [&](int, MpiRequest& r) { pending.push_back(&r); });
-    size_t never_completed = 0;
-    for (auto* r : pending)
-      if (!rondo::nmad::mpi::IsDone(*r)) ++never_completed;
-    if (never_completed > 0) {
-      std::fprintf(stderr,
-                   "rondo: MPI_Finalize on rank %d: %zu requests were never "
-                   "completed (MPI_Wait/MPI_Test); finishing them first\n",
-                   st->world_rank(), never_completed);
-      const int timeout_ms = st->core().options().close_timeout_ms;
-      const auto deadline = std::chrono::steady_clock::now() +
-                            std::chrono::milliseconds(timeout_ms);
-      auto p2p = [](const MpiRequest& r) {
-        return r.kind == MpiRequest::Kind::kSend ||
-               r.kind == MpiRequest::Kind::kRecv ||
-               r.kind == MpiRequest::Kind::kSendrecv;
-      };
-      size_t sends = 0, recvs = 0;
-      for (auto* r : pending) {
-        if (!p2p(*r)) continue;
-        while (!rondo::nmad::mpi::IsDone(*r) &&
-               std::chrono::steady_clock::now() < deadline)
-          (void)rondo::nmad::mpi::ProgressPass(*st, /*engine_too=*/true);
-        if (rondo::nmad::mpi::IsDone(*r)) continue;
-        MpiRequest* parts[2] = {r, nullptr};
-        if (r->kind == MpiRequest::Kind::kSendrecv)
-          parts[0] = &(*r->halves)[0], parts[1] = &(*r->halves)[1];
-        for (MpiRequest* q : parts) {
-          if (q == nullptr || q->req.done()) continue;
-          if (q->kind == MpiRequest::Kind::kRecv) {
-            ++recvs;
-            (void)q->comm->p2p->CancelRecv(q->req);
-          } else {
-            ++sends;
-            q->kind = MpiRequest::Kind::kDone;  // not waited for below
-          }
-        }
-      }
-      if (sends + recvs > 0)
-        std::fprintf(stderr,
-                     "rondo: MPI_Finalize on rank %d: after %d ms "
-                     "(RONDO_CLOSE_TIMEOUT_MS), %zu sends nobody received "
-                     "and %zu receives nobody sent are abandoned\n",
-                     st->world_rank(), timeout_ms, sends, recvs);
-    }
-    for (uint32_t slot : st->detached)
-      pending.push_back(st->requests.At(slot));
-    for (auto* r : pending) rondo::nmad::mpi::WaitUntilDone(*st, *r);
-    for (uint32_t slot : st->detached) st->requests.Recycle(slot);
-    st->detached.clear();
-  }
-  rondo::nmad::mpi::g_state.store(nullptr, std::memory_order_release);
-  delete st;
   rondo::nmad::mpi::g_phase.store(2);
-  return MPI_SUCCESS;
+  // The instance goes with its last user: now, or at the last
+  // MPI_Session_finalize when sessions are still open.
+  return rondo::nmad::mpi::ReleaseState(/*world=*/true);
 }
 
 int PMPI_Abort(MPI_Comm, int errorcode) {

@@ -1,5 +1,5 @@
-// MadMPI datatype, reduction-operation and memory calls, and the
-// one-sided link stubs (info objects: info.cc). Type maps and pack/unpack
+// MadMPI datatype, reduction-operation and memory calls (info objects:
+// info.cc; one-sided communication: win.cc). Type maps and pack/unpack
 // live in datatype.h, the reductions in op.h; this file maps handles to
 // them.
 #include <mpi.h>
@@ -528,35 +528,6 @@ int PMPI_Free_mem(void* base) {
   return MPI_SUCCESS;
 }
 
-// ---- one-sided: not implemented ----
-static int NoRma(const char* fn) {
-  RONDO_MPI_ENTER(fn);
-  (void)st;
-  return RaiseError(nullptr, MPI_ERR_UNSUPPORTED_OPERATION, kFn,
-                    "one-sided communication (windows) is not implemented "
-                    "by Rondo");
-}
-int PMPI_Win_create(void*, MPI_Aint, int, MPI_Info, MPI_Comm, MPI_Win* win) {
-  if (win) *win = MPI_WIN_NULL;
-  return NoRma("MPI_Win_create");
-}
-int PMPI_Win_allocate(MPI_Aint, int, MPI_Info, MPI_Comm, void*,
-                     MPI_Win* win) {
-  if (win) *win = MPI_WIN_NULL;
-  return NoRma("MPI_Win_allocate");
-}
-int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm, MPI_Win* win) {
-  if (win) *win = MPI_WIN_NULL;
-  return NoRma("MPI_Win_create_dynamic");
-}
-int PMPI_Win_attach(MPI_Win, void*, MPI_Aint) {
-  return NoRma("MPI_Win_attach");
-}
-int PMPI_Win_free(MPI_Win* win) {
-  if (win) *win = MPI_WIN_NULL;
-  return NoRma("MPI_Win_free");
-}
-
 }  // extern "C"
 
 // The profiling interface (MPI-4 §15.2): each function above is defined
@@ -599,8 +570,3 @@ int PMPI_Win_free(MPI_Win* win) {
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
 #pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
 #pragma weak MPI_Free_mem = PMPI_Free_mem
-#pragma weak MPI_Win_create = PMPI_Win_create
-#pragma weak MPI_Win_allocate = PMPI_Win_allocate
-#pragma weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic
-#pragma weak MPI_Win_attach = PMPI_Win_attach
-#pragma weak MPI_Win_free = PMPI_Win_free

@@ -192,13 +192,15 @@ static inline void* chk_malloc(size_t bytes) {
   return p;
 }
 
-/* Adds up over MPI_COMM_WORLD; rank 0 prints the summary. Returns the exit
+/* Adds up over `comm` (chk_finish: MPI_COMM_WORLD); its rank 0 prints the summary. Returns the exit
  * code: 0 only if no rank failed. Call before MPI_Finalize. */
-static inline int chk_finish(const char* name) {
+static inline int chk_finish_on(const char* name, MPI_Comm comm) {
   long long mine[2] = {chk_checks, chk_fails}, all[2] = {0, 0};
+  int rank = 0;
   chk_ctx[0] = 0;
-  MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (chk_rank == 0) {
+  MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, comm);
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
     if (all[1] == 0) {
       printf("%s: ok (%lld checks)\n", name, all[0]);
     } else {
@@ -208,6 +210,11 @@ static inline int chk_finish(const char* name) {
     fflush(stdout);
   }
   return all[1] == 0 ? 0 : 1;
+}
+/* The same over another communicator (a sessions-only program has no
+ * MPI_COMM_WORLD). */
+static inline int chk_finish(const char* name) {
+  return chk_finish_on(name, MPI_COMM_WORLD);
 }
 
 #endif /* RONDO_TESTS_MPI_CHECK_H_ */

@@ -55,6 +55,10 @@ static void t_classes(void) {
       MPI_ERR_SERVICE,   MPI_ERR_NAME,         MPI_ERR_WIN,         MPI_ERR_SIZE,
       MPI_ERR_DISP,      MPI_ERR_INFO,         MPI_ERR_LOCKTYPE,    MPI_ERR_ASSERT,
       MPI_ERR_RMA_CONFLICT, MPI_ERR_RMA_SYNC,  MPI_ERR_UNSUPPORTED_OPERATION,
+      MPI_ERR_RMA_RANGE, MPI_ERR_RMA_ATTACH,   MPI_ERR_RMA_SHARED,  MPI_ERR_RMA_FLAVOR,
+#ifdef MPI_ERR_SESSION /* MPI-4 (not in Open MPI 4.1.4) */
+      MPI_ERR_SESSION,
+#endif
   };
   const char* names[] = {
       "MPI_SUCCESS",       "MPI_ERR_BUFFER",       "MPI_ERR_COUNT",     "MPI_ERR_TYPE",
@@ -67,6 +71,10 @@ static void t_classes(void) {
       "MPI_ERR_SERVICE",   "MPI_ERR_NAME",         "MPI_ERR_WIN",       "MPI_ERR_SIZE",
       "MPI_ERR_DISP",      "MPI_ERR_INFO",         "MPI_ERR_LOCKTYPE",  "MPI_ERR_ASSERT",
       "MPI_ERR_RMA_CONFLICT", "MPI_ERR_RMA_SYNC",  "MPI_ERR_UNSUPPORTED_OPERATION",
+      "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_ATTACH",   "MPI_ERR_RMA_SHARED", "MPI_ERR_RMA_FLAVOR",
+#ifdef MPI_ERR_SESSION
+      "MPI_ERR_SESSION",
+#endif
   };
   int n = (int)(sizeof classes / sizeof classes[0]);
   for (int i = 0; i < n; ++i) {

@@ -17,8 +17,8 @@
  *
  * Not implemented (documented in docs/mpi.md): intercommunicators
  * (MPI_Intercomm_*), dynamic processes, MPI-IO, Fortran bindings (the
- * handle conversion functions are there), and one-sided communication (the
- * window calls link and return MPI_ERR_UNSUPPORTED_OPERATION). */
+ * handle conversion functions are there), partitioned communication and
+ * the MPI_T tool interface. */
 #ifndef RONDO_MPI_H_
 #define RONDO_MPI_H_
 
@@ -45,6 +45,8 @@ typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 typedef int MPI_Message;
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0)
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
 typedef int MPI_Fint;
@@ -243,6 +245,11 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_SYNC 37
 #define MPI_ERR_UNSUPPORTED_OPERATION 44
 #define MPIX_ERR_PROC_FAILED 54 /* a peer process died (ULFM's name) */
+#define MPI_ERR_SESSION 55
+#define MPI_ERR_RMA_RANGE 56
+#define MPI_ERR_RMA_ATTACH 57
+#define MPI_ERR_RMA_SHARED 58
+#define MPI_ERR_RMA_FLAVOR 59
 #define MPI_ERR_LASTCODE 63
 
 /* ---- Callback types ---- */
@@ -873,15 +880,146 @@ MPI_Fint MPI_Info_c2f(MPI_Info info);
 MPI_Info MPI_Info_f2c(MPI_Fint info);
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
 
-/* ---- One-sided: link stubs (MPI_ERR_UNSUPPORTED_OPERATION) ---- */
+/* ---- MPI-4 sessions (ch. 11.3; docs/mpi.md "Sessions") ----
+ * Process sets: "mpi://WORLD" and "mpi://SELF". A program may use
+ * sessions without MPI_Init, and both together. */
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+typedef void MPI_Session_errhandler_function(MPI_Session* session,
+                                             int* error_code, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
+                     MPI_Session* session);
+int MPI_Session_finalize(MPI_Session* session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info,
+                              int* npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n,
+                             int* pset_len, char* pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char* pset_name,
+                              MPI_Info* info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name,
+                                MPI_Group* newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
+                               MPI_Info info, MPI_Errhandler errhandler,
+                               MPI_Comm* newcomm);
+int MPI_Session_create_errhandler(
+    MPI_Session_errhandler_function* session_errhandler_fn,
+    MPI_Errhandler* errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session,
+                               MPI_Errhandler* errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+
+/* ---- One-sided communication (MPI-4.1 ch. 12; docs/mpi.md "One-sided")
+ * Every operation is an active message that the target's engine serves in
+ * the background (passive-target progress without MPI calls there). ---- */
+#define MPI_WIN_BASE 8
+#define MPI_WIN_SIZE 9
+#define MPI_WIN_DISP_UNIT 10
+#define MPI_WIN_CREATE_FLAVOR 11
+#define MPI_WIN_MODEL 12
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
                    MPI_Comm comm, MPI_Win* win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                      MPI_Comm comm, void* baseptr, MPI_Win* win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                            MPI_Comm comm, void* baseptr, MPI_Win* win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
+                         int* disp_unit, void* baseptr);
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
 int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void* base);
 int MPI_Win_free(MPI_Win* win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group* group);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
+                     int* flag);
+int MPI_Win_set_name(MPI_Win win, const char* win_name);
+int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                              MPI_Errhandler* errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int MPI_Put(const void* origin_addr, int origin_count,
+            MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void* origin_addr, int origin_count,
+                   MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void* origin_addr, int origin_count,
+                       MPI_Datatype origin_datatype, void* result_addr,
+                       int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype,
+                       MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void* origin_addr, void* result_addr,
+                     MPI_Datatype datatype, int target_rank,
+                     MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
+                         void* result_addr, MPI_Datatype datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Win win);
+int MPI_Rput(const void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request);
+int MPI_Rget(void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request);
+int MPI_Raccumulate(const void* origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request* request);
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype,
+                        MPI_Op op, MPI_Win win, MPI_Request* request);
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int* flag);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
 /* Memory: plain malloc/free (no registration needed by the drivers). */
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int MPI_Free_mem(void* base);
@@ -1458,13 +1596,115 @@ MPI_Fint PMPI_Info_c2f(MPI_Info info);
 MPI_Info PMPI_Info_f2c(MPI_Fint info);
 MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler);
 MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint PMPI_Message_c2f(MPI_Message message);
+MPI_Message PMPI_Message_f2c(MPI_Fint message);
+MPI_Fint PMPI_Session_c2f(MPI_Session session);
+MPI_Session PMPI_Session_f2c(MPI_Fint session);
+MPI_Fint PMPI_Win_c2f(MPI_Win win);
+MPI_Win PMPI_Win_f2c(MPI_Fint win);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler,
+                      MPI_Session* session);
+int PMPI_Session_finalize(MPI_Session* session);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info,
+                               int* npset_names);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n,
+                              int* pset_len, char* pset_name);
+int PMPI_Session_get_pset_info(MPI_Session session, const char* pset_name,
+                               MPI_Info* info);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name,
+                                 MPI_Group* newgroup);
+int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
+                                MPI_Info info, MPI_Errhandler errhandler,
+                                MPI_Comm* newcomm);
+int PMPI_Session_create_errhandler(
+     MPI_Session_errhandler_function* session_errhandler_fn,
+     MPI_Errhandler* errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session,
+                                MPI_Errhandler* errhandler);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
 int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
                     MPI_Comm comm, MPI_Win* win);
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
                       MPI_Comm comm, void* baseptr, MPI_Win* win);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                             MPI_Comm comm, void* baseptr, MPI_Win* win);
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
+                          int* disp_unit, void* baseptr);
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win);
 int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size);
+int PMPI_Win_detach(MPI_Win win, const void* base);
 int PMPI_Win_free(MPI_Win* win);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group);
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
+                      int* flag);
+int PMPI_Win_set_name(MPI_Win win, const char* win_name);
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used);
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                               MPI_Errhandler* errhandler);
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler);
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode);
+int PMPI_Put(const void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win);
+int PMPI_Accumulate(const void* origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype,
+                        MPI_Op op, MPI_Win win);
+int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
+                      MPI_Datatype datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
+                          void* result_addr, MPI_Datatype datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Win win);
+int PMPI_Rput(const void* origin_addr, int origin_count,
+              MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request);
+int PMPI_Rget(void* origin_addr, int origin_count,
+              MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request);
+int PMPI_Raccumulate(const void* origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request* request);
+int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, void* result_addr,
+                         int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp,
+                         int target_count, MPI_Datatype target_datatype,
+                         MPI_Op op, MPI_Win win, MPI_Request* request);
+int PMPI_Win_fence(int assert, MPI_Win win);
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int PMPI_Win_complete(MPI_Win win);
+int PMPI_Win_wait(MPI_Win win);
+int PMPI_Win_test(MPI_Win win, int* flag);
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int PMPI_Win_unlock(int rank, MPI_Win win);
+int PMPI_Win_lock_all(int assert, MPI_Win win);
+int PMPI_Win_unlock_all(MPI_Win win);
+int PMPI_Win_flush(int rank, MPI_Win win);
+int PMPI_Win_flush_all(MPI_Win win);
+int PMPI_Win_flush_local(int rank, MPI_Win win);
+int PMPI_Win_flush_local_all(MPI_Win win);
+int PMPI_Win_sync(MPI_Win win);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr);
 int PMPI_Free_mem(void* base);
 int PMPIX_Comm_set_split(MPI_Comm comm, int s);

@@ -230,6 +230,7 @@ using TypeRef = ObjRef<const Datatype>;
 
 struct MpiRequest;
 class State;
+struct Win;  // win.cc
 
 // What makes a request persistent (MPI_Send_init ... MPI_Recv_init, the
 // MPI-4 MPI_*_init collectives): MPI_Start calls `start`, which posts one
@@ -253,7 +254,8 @@ struct PersistentOp {
 // Point-to-point requests come from State::requests (a pool: no allocation
 // once warm); a collective's is made by its call and adopted by the table.
 struct MpiRequest {
-  enum class Kind { kSend, kRecv, kColl, kDone, kSendrecv } kind = Kind::kDone;
+  enum class Kind { kSend, kRecv, kColl, kDone, kSendrecv, kRma } kind =
+      Kind::kDone;
   Request req;                          // point-to-point
   std::unique_ptr<coll::Operation> op;  // collectives
   CommRef comm;
@@ -281,6 +283,10 @@ struct MpiRequest {
   // receive (1), each an ordinary request of its own; the request is done
   // when both are, and its status is the receive's.
   std::unique_ptr<std::array<MpiRequest, 2>> halves;
+  // kRma (MPI_Rput, MPI_Rget, ...; win.cc): done when `rma_done` says so;
+  // `rma_finish` unpacks a read and returns the error code.
+  std::function<bool()> rma_done;
+  std::function<int()> rma_finish;
 
   // A persistent request between a completion and its next MPI_Start.
   bool inactive() const noexcept {
@@ -315,6 +321,8 @@ struct MpiRequest {
     peer = -1;
     if (persistent) persistent.reset();
     if (halves) halves.reset();
+    if (rma_done) rma_done = nullptr;
+    if (rma_finish) rma_finish = nullptr;
   }
   static constexpr size_t kKeptStagingBytes = 64 * 1024;
 };
@@ -379,9 +387,21 @@ class HandleTable {
 // Kept in the table once created (a freed handler stays usable by the
 // communicators it is attached to); `refs` counts the handles the
 // application holds (MPI_Comm_get_errhandler returns a new one).
+// Handles are ints, so the communicator, window and session handler
+// functions have one C type; `kind` says which object it is made for.
+enum class ErrhandlerKind { kComm, kWin, kSession };
 struct UserErrhandler {
   MPI_Comm_errhandler_function* fn = nullptr;
+  ErrhandlerKind kind = ErrhandlerKind::kComm;
   std::atomic<int> refs{1};
+};
+
+// An MPI-4 session (MPI_Session_init): its error handler and the info it
+// was made with (MPI_Session_get_info).
+struct MpiSession {
+  std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+  Info info;
+  int thread_level = MPI_THREAD_MULTIPLE;
 };
 
 class State {
@@ -411,6 +431,8 @@ class State {
   RequestTable requests;
   HandleTable<UserErrhandler> errhandlers{3};
   HandleTable<Info> infos{1};
+  HandleTable<MpiSession> sessions{1};
+  HandleTable<Win> wins{1};
   // User attribute keys (after the predefined MPI_TAG_UB ..
   // MPI_LASTUSEDCODE), and the lock of every Comm::attrs and of the keys'
   // use counts (attr.cc). Never held while a callback runs.
@@ -496,10 +518,34 @@ class State {
   Comm* predefined_comms_[3] = {};
 };
 
+// A live window has handle `h` (win.cc).
+bool WinExists(State& st, MPI_Win h);
+// At the end of MPI: stops serving the windows the program did not free
+// (with a warning) while the core still runs. Returns how many.
+size_t ForgetWindows(State& st);
+
 // The instance (null before MPI_Init and after MPI_Finalize).
 State* Mpi();
 bool Initialized();
 bool Finalized();
+// The instance's users (sessions.cc, state.cc): the World model (MPI_Init
+// .. MPI_Finalize) and each live MPI_Session. The first user creates the
+// instance, the last one to leave destroys it (collective, as
+// MPI_Finalize). Once destroyed it is not created again: MPI_Init or
+// MPI_Session_init after that gets MPI_ERR_OTHER. `required` is the thread
+// level asked; returns the instance, or null with *error set.
+State* AcquireState(bool world, int required, const char* fn,
+                    std::string* error);
+// Drops one user (the World model or a session); destroys the instance
+// when it was the last. Returns MPI_SUCCESS.
+int ReleaseState(bool world);
+// Runs `h` (an error handler) for an error `code` on the object `handle`
+// (a window or a session); as CallErrhandler does for communicators.
+int CallErrhandlerOn(MPI_Errhandler h, int handle, int code, const char* fn);
+// Records `message` as a new code of class `error_class`, as RaiseError,
+// and runs the handler `h` on `handle`.
+int RaiseErrorOn(MPI_Errhandler h, int handle, int error_class, const char* fn,
+                 const std::string& message);
 
 // ---- errors ----
 // Records `message` for a new error code of class `error_class`, runs the

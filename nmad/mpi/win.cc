@@ -1,0 +1,1555 @@
+// MadMPI one-sided communication (MPI-4.1 ch. 12) over nmad/rma.h.
+//
+// A window is an nmad RmaWindow on a session of its own, named after a
+// duplicate of the window's communicator (made by MPI_Win_create: every
+// member makes it in the same order, so every member opens the same
+// session). Every operation is packed on the origin with the origin
+// datatype, travels to the target as active messages with the target
+// datatype's flattened blocks, and is applied there by the target's engine
+// (its polling task, which a progress thread, the quiet progress thread or
+// the timer runs while the target computes): passive-target progress needs
+// no MPI call at the target. Reads come back packed and are unpacked with
+// the origin (result) datatype when the operation completes.
+//
+// Synchronisation: fence = complete my operations, then a barrier of the
+// window's communicator; PSCW = post and complete signals counted per
+// source at the receiver (RmaWindow::Signal); locks = the target's lock
+// manager (RmaWindow::Lock). Completion is remote completion (the target
+// answers once it applied the operation), so flush_local waits as long as
+// flush.
+//
+// Errors go to the window's error handler: each Win carries a Comm record
+// (`err`) whose handle is the window's and whose handler is the window's,
+// so the argument checks of args.h raise on the window.
+#include <fcntl.h>
+#include <mpi.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/comm.h"
+#include "nmad/mpi/internal/requests.h"
+#include "nmad/mpi/internal/state.h"
+#include "nmad/rma.h"
+
+namespace rondo::nmad::mpi {
+
+// One operation issued and not yet completed by a flush, unlock, fence or
+// complete (or by its request's wait).
+struct RmaPending {
+  RmaOp op;
+  int target = -1;  // rank in the window's communicator
+  std::vector<uint8_t> packed;  // the origin data (sent from here)
+  std::vector<uint8_t> result;  // reads land here, packed
+  void* result_addr = nullptr;
+  int result_count = 0;
+  TypePtr result_type;
+  bool finished = false;
+  int error = MPI_SUCCESS;
+  const char* fn = "";
+};
+
+struct Win {
+  MPI_Win handle = MPI_WIN_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // the window's own duplicate
+  CommPtr c;
+  Comm err;  // the window as an error target (handle, handler)
+  std::unique_ptr<RmaWindow> rma;
+  int flavor = MPI_WIN_FLAVOR_CREATE;
+  int model = MPI_WIN_UNIFIED;
+  void* base = nullptr;
+  MPI_Aint size = 0;
+  int disp_unit = 1;
+  std::vector<MPI_Aint> sizes;    // every rank's (not dynamic)
+  std::vector<int> disp_units;    // every rank's
+  std::vector<void*> shared_bases;  // shared windows on one node
+  // Memory the window owns: Win_allocate's, or a shared segment.
+  void* owned = nullptr;
+  void* mapped = nullptr;
+  size_t mapped_bytes = 0;
+  std::string name;
+  Info info;
+  bool no_locks = false;
+  // Origin-side epochs, guarded by mu.
+  std::mutex mu;
+  bool fence_open = false;
+  bool lock_all = false;
+  bool lock_all_nocheck = false;
+  std::vector<int> locked;       // per rank: 0, MPI_LOCK_SHARED, _EXCLUSIVE
+  std::vector<bool> lock_nocheck;
+  int locks = 0;
+  bool started = false;          // PSCW access epoch
+  std::vector<int> start_ranks;  // window ranks
+  bool posted = false;           // PSCW exposure epoch
+  std::vector<int> post_ranks;
+  std::vector<uint64_t> posts_used, completes_used;  // per job rank
+  std::vector<std::shared_ptr<RmaPending>> pending;
+};
+using WinPtr = std::shared_ptr<Win>;
+
+bool WinExists(State& st, MPI_Win h) {
+  return h != MPI_WIN_NULL && st.wins.Get(h) != nullptr;
+}
+
+size_t ForgetWindows(State& st) {
+  const auto left = st.wins.Values();
+  for (const WinPtr& w : left) {
+    w->rma.reset();  // answers in flight finish first
+    if (w->mapped) munmap(w->mapped, w->mapped_bytes);
+    std::free(w->owned);
+    w->mapped = w->owned = nullptr;
+    st.wins.Remove(w->handle);
+  }
+  return left.size();
+}
+
+namespace {
+
+constexpr int kPostSignal = 0;
+constexpr int kCompleteSignal = 1;
+
+// Applies a predefined op at the target (nmad calls it under the window's
+// accumulate lock, in the engine task that serves the message).
+void ApplyAtTarget(void*, uint32_t op, uint32_t basic, const void* in,
+                   void* inout, size_t bytes) noexcept {
+  const MPI_Op o = static_cast<MPI_Op>(op);
+  if (o == MPI_NO_OP) return;
+  if (o == MPI_REPLACE) {
+    std::memmove(inout, in, bytes);
+    return;
+  }
+  const Datatype* t = Predefined(static_cast<MPI_Datatype>(basic));
+  if (t == nullptr || t->size() == 0) return;
+  ApplyPredefinedPacked(o, static_cast<MPI_Datatype>(basic), in, inout,
+                        static_cast<int64_t>(bytes) / t->size());
+}
+
+WinPtr CheckWin(State& st, MPI_Win h, const char* fn, int* err) {
+  WinPtr w = h == MPI_WIN_NULL ? nullptr : st.wins.Get(h);
+  if (!w)
+    *err = RaiseError(nullptr, MPI_ERR_WIN, fn,
+                      "win = " +
+                          (h == MPI_WIN_NULL ? std::string("MPI_WIN_NULL")
+                                             : std::to_string(h)) +
+                          " is not a live window (from MPI_Win_create, "
+                          "_allocate, _allocate_shared or _create_dynamic, "
+                          "not freed)");
+  return w;
+}
+
+#define RONDO_MPI_ENTER_WIN(fn, handle)                       \
+  RONDO_MPI_ENTER(fn);                                        \
+  int err = MPI_SUCCESS;                                      \
+  WinPtr w = CheckWin(*st, handle, kFn, &err);                \
+  if (!w) return err
+
+int WinError(Win& w, int cls, const char* fn, const std::string& message) {
+  return RaiseError(&w.err, cls, fn, message);
+}
+
+// Waits (progressing) until `done` holds.
+template <typename F>
+void WaitFor(State& st, F done) {
+  IdleBackoff backoff(st.core());
+  while (!done()) backoff.Pass(ProgressPass(st, true));
+}
+
+// Starts `start(job rank, op)` for each window rank of `ranks` (all ranks
+// when null), then waits until every op is done; returns whether all
+// succeeded (locks, unlocks and PSCW signals to several ranks).
+template <typename F>
+bool ForRanks(State& st, Win& w, const std::vector<int>* ranks, F start) {
+  std::vector<std::unique_ptr<RmaOp>> ops;
+  const int n = ranks ? static_cast<int>(ranks->size()) : w.c->size;
+  for (int i = 0; i < n; ++i) {
+    ops.push_back(std::make_unique<RmaOp>());
+    start(w.c->world[ranks ? (*ranks)[i] : i], *ops.back());
+  }
+  WaitFor(st, [&] {
+    for (auto& op : ops)
+      if (!op->done()) return false;
+    return true;
+  });
+  for (auto& op : ops)
+    if (op->error() != rondo::nmad::RmaError::kOk) return false;
+  return true;
+}
+
+// Another kind of epoch may follow a fence once the fence has completed
+// its operations (as MPICH allows); the fence epoch then ends. w.mu held.
+bool LeaveFence(Win& w, const char* fn, int* err) {
+  if (w.fence_open && !w.pending.empty()) {
+    *err = WinError(w, MPI_ERR_RMA_SYNC, fn,
+                    "the fence epoch has operations not completed by a "
+                    "fence");
+    return false;
+  }
+  w.fence_open = false;
+  return true;
+}
+
+// Passive-target locks, unless the window's info said no_locks.
+bool LocksAllowed(Win& w, const char* fn, int* err) {
+  if (!w.no_locks) return true;
+  *err = WinError(w, MPI_ERR_RMA_SYNC, fn,
+                  "the window was created with info no_locks = true (no "
+                  "passive-target locks on it)");
+  return false;
+}
+
+// Unpacks a read and converts the target's answer: once.
+int FinishPending(Win& w, RmaPending& p) {
+  if (p.finished) return p.error;
+  p.finished = true;
+  switch (p.op.error()) {
+    case RmaError::kOk:
+      if (p.result_type && p.result_count > 0 && !p.result.empty())
+        p.result_type->Unpack(p.result.data(),
+                              static_cast<int64_t>(p.result.size()),
+                              p.result_addr, p.result_count);
+      break;
+    case RmaError::kRange:
+      p.error = WinError(w, MPI_ERR_RMA_RANGE, p.fn,
+                         "the target (rank " + std::to_string(p.target) +
+                             ") refused an access outside its exposed "
+                             "memory (dynamic window: not attached there)");
+      break;
+    case RmaError::kNoWindow:
+      p.error = WinError(w, MPI_ERR_WIN, p.fn,
+                         "the target (rank " + std::to_string(p.target) +
+                             ") has freed the window");
+      break;
+    case RmaError::kPeerFailed: {
+      std::string text = Mpi()->core().FailureText(w.c->world[p.target]);
+      p.error = WinError(w, MPIX_ERR_PROC_FAILED, p.fn,
+                         "the target rank " + std::to_string(p.target) +
+                             " failed" + (text.empty() ? "" : " (" + text + ")"));
+      break;
+    }
+  }
+  return p.error;
+}
+
+// Completes every pending operation to `target` (-1: all): waits for the
+// targets' answers, unpacks reads, forgets them. Returns the first error.
+int Complete(State& st, Win& w, int target) {
+  std::vector<std::shared_ptr<RmaPending>> mine;
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    auto keep = w.pending.begin();
+    for (auto& p : w.pending) {
+      if (target < 0 || p->target == target) {
+        mine.push_back(std::move(p));
+      } else {
+        *keep++ = std::move(p);
+      }
+    }
+    w.pending.erase(keep, w.pending.end());
+  }
+  int first = MPI_SUCCESS;
+  for (auto& p : mine) {
+    WaitFor(st, [&] { return p->op.done(); });
+    const int e = FinishPending(w, *p);
+    if (first == MPI_SUCCESS) first = e;
+  }
+  return first;
+}
+
+bool CheckAssert(Win& w, int assert, int allowed, const char* fn, int* err) {
+  if ((assert & ~allowed) == 0) return true;
+  *err = WinError(w, MPI_ERR_ASSERT, fn,
+                  "assert = " + std::to_string(assert) +
+                      " has bits this call does not know (allowed: 0 or an "
+                      "OR of the MPI_MODE_* flags of this call, mask " +
+                      std::to_string(allowed) + ")");
+  return false;
+}
+
+bool CheckWinRank(Win& w, int rank, const char* fn, int* err,
+                  bool proc_null_ok = true) {
+  if ((rank >= 0 && rank < w.c->size) ||
+      (proc_null_ok && rank == MPI_PROC_NULL))
+    return true;
+  *err = WinError(w, MPI_ERR_RANK, fn,
+                  "rank = " + std::to_string(rank) + " (the window has " +
+                      std::to_string(w.c->size) + " ranks: 0.." +
+                      std::to_string(w.c->size - 1) + ", MPI_PROC_NULL)");
+  return false;
+}
+
+// The window ranks of a group (which must be in the window's group).
+bool GroupRanks(State& st, Win& w, MPI_Group group, const char* fn,
+                std::vector<int>* out, int* err) {
+  auto g = group == MPI_GROUP_NULL ? nullptr : st.groups.Get(group);
+  if (!g) {
+    *err = WinError(w, MPI_ERR_GROUP, fn,
+                    "group = " + std::to_string(group) +
+                        " is not a valid group");
+    return false;
+  }
+  out->clear();
+  for (int job : g->world) {
+    const int r = job >= 0 && job < static_cast<int>(w.c->from_world.size())
+                      ? w.c->from_world[job]
+                      : -1;
+    if (r < 0) {
+      *err = WinError(w, MPI_ERR_GROUP, fn,
+                      "group holds job rank " + std::to_string(job) +
+                          ", which is not in the window's group");
+      return false;
+    }
+    out->push_back(r);
+  }
+  return true;
+}
+
+// Reads the window's info hints (MPI-4.1 §12.2.1).
+int ApplyInfo(Win& w, const Info* in, const char* fn) {
+  auto flag = [&](const char* key, bool* out) -> int {
+    const std::string* v = in ? in->Find(key) : nullptr;
+    if (v == nullptr) return MPI_SUCCESS;
+    if (*v == "true") {
+      *out = true;
+    } else if (*v == "false") {
+      *out = false;
+    } else {
+      return WinError(w, MPI_ERR_INFO_VALUE, fn,
+                      std::string("info key ") + key + " = '" + *v +
+                          "' (allowed: true, false)");
+    }
+    return MPI_SUCCESS;
+  };
+  bool same_size = false, same_disp = false;
+  if (int e = flag("no_locks", &w.no_locks); e != MPI_SUCCESS) return e;
+  if (int e = flag("same_size", &same_size); e != MPI_SUCCESS) return e;
+  if (int e = flag("same_disp_unit", &same_disp); e != MPI_SUCCESS) return e;
+  if (in != nullptr)
+    for (const auto& [k, v] : in->entries) w.info.Set(k, v);
+  // What get_info reports: the hints in force, defaults included.
+  w.info.Set("no_locks", w.no_locks ? "true" : "false");
+  if (!w.info.Find("accumulate_ordering"))
+    w.info.Set("accumulate_ordering", "rar,raw,war,waw");
+  if (!w.info.Find("accumulate_ops")) w.info.Set("accumulate_ops", "same_op_no_op");
+  w.info.Set("same_size", same_size ? "true" : "false");
+  w.info.Set("same_disp_unit", same_disp ? "true" : "false");
+  return MPI_SUCCESS;
+}
+
+// All ranks of `comm` run on this node.
+bool OneNode(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                           &node) != MPI_SUCCESS)
+    return false;
+  int n = 0, all = 0;
+  PMPI_Comm_size(node, &n);
+  PMPI_Comm_size(comm, &all);
+  PMPI_Comm_free(&node);
+  return n == all;
+}
+
+// The collective part of every constructor: duplicates the communicator,
+// opens the window's session, registers the handlers, exchanges sizes.
+// `base`/`size` is this rank's memory (not for dynamic windows); for
+// shared windows `shared` allocates it once the sizes are known.
+int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
+              int disp_unit, MPI_Info info, MPI_Win* win, const char* fn,
+              void* baseptr) {
+  int err = MPI_SUCCESS;
+  CommPtr parent = CheckComm(st, comm, fn, &err);
+  if (!parent) return err;
+  if (win == nullptr)
+    return RaiseError(parent.get(), MPI_ERR_ARG, fn, "win is NULL");
+  *win = MPI_WIN_NULL;
+  if (size < 0)
+    return RaiseError(parent.get(), MPI_ERR_SIZE, fn,
+                      "size = " + std::to_string(size) + " (must be >= 0)");
+  if (disp_unit <= 0)
+    return RaiseError(parent.get(), MPI_ERR_DISP, fn,
+                      "disp_unit = " + std::to_string(disp_unit) +
+                          " (must be > 0)");
+  if (flavor == MPI_WIN_FLAVOR_CREATE && base == nullptr && size > 0)
+    return RaiseError(parent.get(), MPI_ERR_BASE, fn,
+                      "base is NULL with size = " + std::to_string(size));
+  std::shared_ptr<Info> in;
+  if (info != MPI_INFO_NULL && !(in = CheckInfo(st, info, parent.get(), fn, &err)))
+    return err;
+  if ((flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) &&
+      baseptr == nullptr)
+    return RaiseError(parent.get(), MPI_ERR_ARG, fn, "baseptr is NULL");
+
+  // Every RMA message travels eager (one packet, served in the handler).
+  if (const size_t eager = st.core().options().eager_limit; eager < 1024)
+    return RaiseError(parent.get(), MPI_ERR_OTHER, fn,
+                      "RONDO_EAGER_LIMIT = " + std::to_string(eager) +
+                          " bytes: one-sided communication needs at least "
+                          "1024 (its messages travel eager)");
+  auto w = std::make_shared<Win>();
+  w->flavor = flavor;
+  w->disp_unit = disp_unit;
+  w->size = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
+  if ((err = PMPI_Comm_dup(comm, &w->comm)) != MPI_SUCCESS) return err;
+  w->c = st.comms.Get(w->comm);
+  const int n = w->c->size;
+  w->locked.assign(n, 0);
+  w->lock_nocheck.assign(n, false);
+  w->posts_used.assign(st.world_size(), 0);
+  w->completes_used.assign(st.world_size(), 0);
+  w->err.errhandler.store(MPI_ERRORS_ARE_FATAL);
+  {
+    std::lock_guard<std::mutex> lock(st.detached_mu);
+    if ((err = ApplyInfo(*w, in.get(), fn)) != MPI_SUCCESS) {
+      PMPI_Comm_free(&w->comm);
+      return err;
+    }
+  }
+  // Every rank's size and disp_unit, for the origin's range checks and
+  // MPI_Win_shared_query.
+  struct Shape {
+    int64_t size;
+    int64_t disp_unit;
+  } mine{static_cast<int64_t>(w->size), disp_unit};
+  std::vector<Shape> all(n);
+  if ((err = PMPI_Allgather(&mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T,
+                            w->comm)) != MPI_SUCCESS) {
+    PMPI_Comm_free(&w->comm);
+    return err;
+  }
+  for (const Shape& s : all) {
+    w->sizes.push_back(static_cast<MPI_Aint>(s.size));
+    w->disp_units.push_back(static_cast<int>(s.disp_unit));
+  }
+
+  // Memory.
+  if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+    w->owned = std::aligned_alloc(64, ((size > 0 ? size : 1) + 63) / 64 * 64);
+    if (w->owned == nullptr) {
+      PMPI_Comm_free(&w->comm);
+      return RaiseError(parent.get(), MPI_ERR_NO_MEM, fn,
+                        "cannot allocate " + std::to_string(size) + " bytes");
+    }
+    base = w->owned;
+  } else if (flavor == MPI_WIN_FLAVOR_SHARED) {
+    // One segment for the node, made by the window's rank 0 (the lowest),
+    // each rank's part at a 64-byte aligned offset, in rank order; ranks on
+    // several nodes fall back to private memory (shared_query then gives
+    // the other ranks' sizes and disp_units, with a NULL base).
+    std::vector<size_t> offsets(n + 1, 0);
+    for (int r = 0; r < n; ++r)
+      offsets[r + 1] = offsets[r] + (static_cast<size_t>(all[r].size) + 63) / 64 * 64;
+    const size_t total = std::max<size_t>(offsets[n], 64);
+    if (OneNode(w->comm)) {
+      char shm_name[64] = {};
+      int fd = -1;
+      int ok = 1;
+      if (w->c->rank == 0) {
+        static std::atomic<uint64_t> seq{0};
+        std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%llu",
+                      static_cast<int>(getpid()),
+                      static_cast<unsigned long long>(seq++));
+        fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+      }
+      PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w->comm);
+      PMPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
+      if (ok && w->c->rank != 0) fd = shm_open(shm_name, O_RDWR, 0600);
+      void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED, fd, 0)
+                          : MAP_FAILED;
+      if (fd >= 0) close(fd);
+      int mapped = seg != MAP_FAILED, all_mapped = 0;
+      PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, w->comm);
+      if (w->c->rank == 0 && ok) shm_unlink(shm_name);
+      if (!all_mapped) {
+        if (seg != MAP_FAILED) munmap(seg, total);
+        PMPI_Comm_free(&w->comm);
+        return RaiseError(parent.get(), MPI_ERR_RMA_SHARED, fn,
+                          "cannot map a shared segment of " +
+                              std::to_string(total) + " bytes (shm_open " +
+                              shm_name + ")");
+      }
+      if (w->c->rank == 0) std::memset(seg, 0, total);
+      w->mapped = seg;
+      w->mapped_bytes = total;
+      for (int r = 0; r < n; ++r)
+        w->shared_bases.push_back(static_cast<uint8_t*>(seg) + offsets[r]);
+      base = w->shared_bases[w->c->rank];
+    } else {
+      w->owned = std::aligned_alloc(64, ((size > 0 ? size : 1) + 63) / 64 * 64);
+      base = w->owned;
+      w->shared_bases.assign(n, nullptr);
+      w->shared_bases[w->c->rank] = base;
+    }
+  }
+  w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
+  if (baseptr != nullptr) *static_cast<void**>(baseptr) = base;
+
+  std::string why;
+  auto session = st.core().OpenSession("mpi:" + w->c->id + "#win", {}, &why);
+  if (!session.ok()) {
+    PMPI_Comm_free(&w->comm);
+    return RaiseError(parent.get(), MPI_ERR_INTERN, fn,
+                      "cannot open the window's session: " + why);
+  }
+  RmaWindow::Options options;
+  options.accumulate = &ApplyAtTarget;
+  options.dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
+  w->rma = std::make_unique<RmaWindow>(*session.value(), options);
+  if (flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    w->rma->Expose(base, static_cast<size_t>(size));
+  Win* raw = w.get();
+  const MPI_Win h = st.wins.Add(std::move(w));
+  raw->handle = h;
+  raw->err.handle = h;
+  // Nobody sends to a window before every member has registered its
+  // handlers (messages for an unregistered handler are dropped).
+  if ((err = PMPI_Barrier(raw->comm)) != MPI_SUCCESS) return err;
+  *win = h;
+  return MPI_SUCCESS;
+}
+
+// ---- operations ----
+
+enum class OpKind { kPut, kGet, kAcc, kGetAcc, kCas };
+
+struct OpArgs {
+  OpKind kind = OpKind::kPut;
+  const void* origin = nullptr;
+  int origin_count = 0;
+  MPI_Datatype origin_type = MPI_DATATYPE_NULL;
+  void* result = nullptr;
+  int result_count = 0;
+  MPI_Datatype result_type = MPI_DATATYPE_NULL;
+  const void* compare = nullptr;
+  int target = 0;
+  MPI_Aint disp = 0;
+  int target_count = 0;
+  MPI_Datatype target_type = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Request* request = nullptr;
+  bool wants_request = false;  // MPI_Rput ...: request must not be NULL
+  const char* fn = "";
+};
+
+// May rank `t` be accessed now? Else the MPI_ERR_RMA_SYNC message.
+bool InAccessEpoch(Win& w, int t, bool request, std::string* why) {
+  if (request) {
+    if (w.lock_all || w.locked[t] != 0) return true;
+    *why = "request-based operations need a passive-target epoch on rank " +
+           std::to_string(t) +
+           " (MPI_Win_lock or MPI_Win_lock_all first; fence and PSCW epochs "
+           "do not allow them)";
+    return false;
+  }
+  if (w.lock_all || w.locked[t] != 0 || w.fence_open) return true;
+  if (w.started &&
+      std::find(w.start_ranks.begin(), w.start_ranks.end(), t) !=
+          w.start_ranks.end())
+    return true;
+  *why = "no access epoch to rank " + std::to_string(t) +
+         " is open (open one with MPI_Win_fence, MPI_Win_start with a group "
+         "that holds it, MPI_Win_lock or MPI_Win_lock_all)";
+  return false;
+}
+
+int Issue(State& st, Win& w, const OpArgs& a) {
+  const char* fn = a.fn;
+  int err = MPI_SUCCESS;
+  Comm* ec = &w.err;
+  if (a.request) *a.request = MPI_REQUEST_NULL;
+  const bool reads = a.kind == OpKind::kGet || a.kind == OpKind::kGetAcc ||
+                     a.kind == OpKind::kCas;
+  const bool writes_origin = a.kind != OpKind::kGet;
+  // Counts and types.
+  if (!CheckCount(a.origin_count, ec, fn, &err, "origin_count")) return err;
+  if (!CheckCount(a.target_count, ec, fn, &err, "target_count")) return err;
+  if (!CheckCount(a.result_count, ec, fn, &err, "result_count")) return err;
+  // MPI_NO_OP get-accumulates ignore the origin buffer and type.
+  const bool no_origin = a.kind == OpKind::kGetAcc && a.op == MPI_NO_OP;
+  TypePtr ot, tt, rt;
+  if (!no_origin &&
+      !(ot = CheckType(st, a.origin_type, ec, fn, &err, "origin_datatype")))
+    return err;
+  if (!(tt = CheckType(st, a.target_type, ec, fn, &err, "target_datatype")))
+    return err;
+  if (a.kind == OpKind::kGetAcc &&
+      !(rt = CheckType(st, a.result_type, ec, fn, &err, "result_datatype")))
+    return err;
+  if (a.kind == OpKind::kGet) rt = ot;
+  if (a.kind == OpKind::kCas) rt = ot;
+  if (!CheckWinRank(w, a.target, fn, &err)) return err;
+  if (a.target == MPI_PROC_NULL) {
+    if (a.request) {
+      auto r = std::make_shared<MpiRequest>();
+      r->kind = MpiRequest::Kind::kDone;
+      r->fn = fn;
+      *a.request = st.requests.Add(std::move(r));
+    }
+    return MPI_SUCCESS;
+  }
+  const int64_t tbytes = a.target_count * tt->size();
+  if (!no_origin && ot && a.kind != OpKind::kGet && writes_origin &&
+      a.origin_count * ot->size() != tbytes)
+    return WinError(w, MPI_ERR_TYPE, fn,
+                    "origin_count x origin_datatype = " +
+                        std::to_string(a.origin_count) + " x " +
+                        TypeLabel(a.origin_type) + " (" +
+                        std::to_string(a.origin_count * ot->size()) +
+                        " bytes) does not match target_count x "
+                        "target_datatype = " +
+                        std::to_string(a.target_count) + " x " +
+                        TypeLabel(a.target_type) + " (" +
+                        std::to_string(tbytes) + " bytes)");
+  if (a.kind == OpKind::kGet && a.origin_count * ot->size() != tbytes)
+    return WinError(w, MPI_ERR_TYPE, fn,
+                    "origin_count x origin_datatype (" +
+                        std::to_string(a.origin_count * ot->size()) +
+                        " bytes) does not match target_count x "
+                        "target_datatype (" + std::to_string(tbytes) +
+                        " bytes)");
+  if (a.kind == OpKind::kGetAcc && a.result_count * rt->size() != tbytes)
+    return WinError(w, MPI_ERR_TYPE, fn,
+                    "result_count x result_datatype (" +
+                        std::to_string(a.result_count * rt->size()) +
+                        " bytes) does not match target_count x "
+                        "target_datatype (" + std::to_string(tbytes) +
+                        " bytes)");
+  size_t element = 1;
+  MPI_Datatype basic = MPI_BYTE;
+  if (a.kind == OpKind::kAcc || a.kind == OpKind::kGetAcc) {
+    if (!IsPredefinedOp(a.op))
+      return WinError(w, MPI_ERR_OP, fn,
+                      std::string("op = ") + OpName(a.op) +
+                          " (one-sided accumulates take predefined ops "
+                          "only: MPI_SUM ... MPI_REPLACE, MPI_NO_OP)");
+    const bool any_type = a.op == MPI_REPLACE || a.op == MPI_NO_OP;
+    basic = tt->uniform_basic();
+    if (!any_type && basic == MPI_DATATYPE_NULL)
+      return WinError(w, MPI_ERR_TYPE, fn,
+                      "target_datatype = " + TypeLabel(a.target_type) +
+                          " mixes basic types (accumulates need one "
+                          "predefined type throughout, except MPI_REPLACE "
+                          "and MPI_NO_OP)");
+    for (const TypePtr& t : {ot, rt}) {
+      if (!t || t->size() == 0 || any_type) continue;
+      if (t->uniform_basic() != basic)
+        return WinError(w, MPI_ERR_TYPE, fn,
+                        "origin/result datatype of basic type " +
+                            TypeLabel(t->uniform_basic()) +
+                            " does not match target_datatype's " +
+                            TypeLabel(basic) +
+                            " (accumulates need the same basic type)");
+    }
+    if (!any_type) {
+      std::string why;
+      if (CheckOp(a.op, *tt, &why) != MPI_SUCCESS)
+        return WinError(w, MPI_ERR_OP, fn, why);
+      if (basic == MPI_SHORT_INT)
+        return WinError(w, MPI_ERR_TYPE, fn,
+                        "MPI_SHORT_INT accumulates are not supported by "
+                        "Rondo (its C struct has a hole; use MPI_2INT)");
+      element = static_cast<size_t>(Predefined(basic)->size());
+    } else if (basic != MPI_DATATYPE_NULL && Predefined(basic)) {
+      element = static_cast<size_t>(Predefined(basic)->size());
+    }
+  }
+  // Target range (known for static windows).
+  const int64_t unit = w.disp_units[a.target];
+  const int64_t start =
+      w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? a.disp : a.disp * unit;
+  std::vector<RmaBlock> blocks;
+  if (tbytes > 0) {
+    const int64_t lo = start + tt->true_lb();
+    const int64_t hi = lo + tt->SpanBytes(a.target_count);
+    if (w.flavor != MPI_WIN_FLAVOR_DYNAMIC &&
+        (lo < 0 || hi > static_cast<int64_t>(w.sizes[a.target])))
+      return WinError(w, MPI_ERR_RMA_RANGE, fn,
+                      "target_disp = " + std::to_string(a.disp) +
+                          " with target_count = " +
+                          std::to_string(a.target_count) + " x " +
+                          TypeLabel(a.target_type) + " reaches bytes [" +
+                          std::to_string(lo) + ", " + std::to_string(hi) +
+                          ") of rank " + std::to_string(a.target) +
+                          "'s window, which has " +
+                          std::to_string(w.sizes[a.target]) +
+                          " bytes (disp_unit " + std::to_string(unit) + ")");
+    for (int64_t i = 0; i < a.target_count; ++i)
+      for (const TypeBlock& b : tt->blocks()) {
+        const int64_t off = start + i * tt->extent() + b.offset;
+        if (!blocks.empty() && blocks.back().offset + blocks.back().bytes == off &&
+            (a.kind == OpKind::kPut || a.kind == OpKind::kGet ||
+             element == 1 || blocks.back().bytes % element == 0)) {
+          blocks.back().bytes += b.bytes;
+        } else {
+          blocks.push_back({off, b.bytes});
+        }
+      }
+  }
+  if (a.kind == OpKind::kCas) {
+    if (tt->size() == 0 || !tt->is_predefined())
+      return WinError(w, MPI_ERR_TYPE, fn,
+                      "datatype = " + TypeLabel(a.target_type) +
+                          " (compare-and-swap takes one predefined integer, "
+                          "logical, byte or multi-language type)");
+    const MPI_Datatype b = tt->handle();
+    if (b == MPI_FLOAT || b == MPI_DOUBLE || b == MPI_LONG_DOUBLE ||
+        b == MPI_C_FLOAT_COMPLEX || b == MPI_C_DOUBLE_COMPLEX ||
+        b == MPI_C_LONG_DOUBLE_COMPLEX || b > MPI_C_LONG_DOUBLE_COMPLEX)
+      return WinError(w, MPI_ERR_TYPE, fn,
+                      "datatype = " + TypeLabel(b) +
+                          " (compare-and-swap takes C integer, logical, "
+                          "byte or multi-language types, not floating "
+                          "point, complex or pair types)");
+  }
+  // Epoch.
+  std::shared_ptr<RmaPending> p = std::make_shared<RmaPending>();
+  p->target = a.target;
+  p->fn = fn;
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    std::string why;
+    if (!InAccessEpoch(w, a.target, a.request != nullptr, &why))
+      return WinError(w, MPI_ERR_RMA_SYNC, fn, why);
+  }
+  // Pack the origin's data.
+  if (!no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
+    p->packed.resize(static_cast<size_t>(tbytes));
+    ot->Pack(a.origin, a.origin_count, p->packed.data());
+  }
+  if (reads && tbytes > 0) {
+    p->result.resize(static_cast<size_t>(tbytes));
+    p->result_type = rt;
+    p->result_addr = a.kind == OpKind::kGet ? const_cast<void*>(a.origin)
+                                            : a.result;
+    p->result_count = a.kind == OpKind::kGet      ? a.origin_count
+                      : a.kind == OpKind::kGetAcc ? a.result_count
+                                                  : 1;
+  }
+  const int job = w.c->world[a.target];
+  Status s = Status::kOk;
+  if (tbytes == 0) {
+    // Nothing moves; the target still answers, which keeps ordering simple.
+    s = w.rma->Put(job, {}, nullptr, p->op);
+  } else {
+    switch (a.kind) {
+      case OpKind::kPut:
+        s = w.rma->Put(job, blocks, p->packed.data(), p->op);
+        break;
+      case OpKind::kGet:
+        s = w.rma->Get(job, blocks, p->result.data(), p->op);
+        break;
+      case OpKind::kAcc:
+      case OpKind::kGetAcc:
+        s = w.rma->Accumulate(
+            job, blocks, no_origin ? nullptr : p->packed.data(),
+            static_cast<uint32_t>(a.op), static_cast<uint32_t>(basic), element,
+            a.kind == OpKind::kGetAcc ? p->result.data() : nullptr, p->op);
+        break;
+      case OpKind::kCas: {
+        std::vector<uint8_t> cmp(static_cast<size_t>(tbytes));
+        std::memcpy(cmp.data(), a.compare, cmp.size());
+        s = w.rma->CompareAndSwap(job, blocks[0], cmp.data(), p->packed.data(),
+                                  p->result.data(), p->op);
+        break;
+      }
+    }
+  }
+  (void)s;  // a failed send completes the op with kPeerFailed
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.pending.push_back(p);
+  }
+  if (a.request) {
+    auto r = std::make_shared<MpiRequest>();
+    r->kind = MpiRequest::Kind::kRma;
+    r->fn = fn;
+    r->comm = w.c;
+    WinPtr keep = st.wins.Get(w.handle);
+    r->rma_done = [p] { return p->op.done(); };
+    r->rma_finish = [p, keep] { return FinishPending(*keep, *p); };
+    *a.request = st.requests.Add(std::move(r));
+    if (*a.request == MPI_REQUEST_NULL)
+      return WinError(w, MPI_ERR_INTERN, fn, "out of request handles");
+  }
+  return MPI_SUCCESS;
+}
+
+// The arguments every data operation has; `request` for the R forms.
+OpArgs Args(OpKind kind, const char* fn, const void* origin, int origin_count,
+            MPI_Datatype origin_type, int target, MPI_Aint disp,
+            int target_count, MPI_Datatype target_type,
+            MPI_Op op = MPI_OP_NULL) {
+  OpArgs a;
+  a.kind = kind;
+  a.fn = fn;
+  a.origin = origin;
+  a.origin_count = origin_count;
+  a.origin_type = origin_type;
+  a.target = target;
+  a.disp = disp;
+  a.target_count = target_count;
+  a.target_type = target_type;
+  a.op = op;
+  return a;
+}
+
+OpArgs WithResult(OpArgs a, void* result, int count, MPI_Datatype type) {
+  a.result = result;
+  a.result_count = count;
+  a.result_type = type;
+  return a;
+}
+
+// The request-based forms (MPI_Rput ...): `request` must not be NULL.
+OpArgs WithRequest(OpArgs a, MPI_Request* request) {
+  a.request = request;
+  a.wants_request = true;
+  return a;
+}
+
+int RunOp(MPI_Win win, const OpArgs& a) {
+  RONDO_MPI_ENTER_WIN(a.fn, win);
+  if (a.wants_request && a.request == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
+  if (a.kind == OpKind::kCas &&
+      (a.origin == nullptr || a.compare == nullptr || a.result == nullptr))
+    return WinError(*w, MPI_ERR_BUFFER, kFn,
+                    "origin_addr, compare_addr and result_addr must not be "
+                    "NULL");
+  return Issue(*st, *w, a);
+}
+
+}  // namespace
+}  // namespace rondo::nmad::mpi
+
+using namespace rondo::nmad::mpi;  // NOLINT: the C API's implementation
+using rondo::nmad::RmaOp;
+
+extern "C" {
+
+// ---- windows ----
+
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
+                    MPI_Comm comm, MPI_Win* win) {
+  RONDO_MPI_ENTER("MPI_Win_create");
+  return CreateWin(*st, comm, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit,
+                   info, win, kFn, nullptr);
+}
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
+                      MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  RONDO_MPI_ENTER("MPI_Win_allocate");
+  return CreateWin(*st, comm, MPI_WIN_FLAVOR_ALLOCATE, nullptr, size,
+                   disp_unit, info, win, kFn, baseptr);
+}
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+                             MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  RONDO_MPI_ENTER("MPI_Win_allocate_shared");
+  return CreateWin(*st, comm, MPI_WIN_FLAVOR_SHARED, nullptr, size, disp_unit,
+                   info, win, kFn, baseptr);
+}
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  RONDO_MPI_ENTER("MPI_Win_create_dynamic");
+  return CreateWin(*st, comm, MPI_WIN_FLAVOR_DYNAMIC, nullptr, 0, 1, info,
+                   win, kFn, nullptr);
+}
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
+                          int* disp_unit, void* baseptr) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_shared_query", win);
+  if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+    return WinError(*w, MPI_ERR_RMA_FLAVOR, kFn,
+                    "the window is not from MPI_Win_allocate_shared");
+  if (size == nullptr || disp_unit == nullptr || baseptr == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn,
+                    "size, disp_unit and baseptr must not be NULL");
+  if (rank == MPI_PROC_NULL) {
+    // The first rank with memory (MPI-4.1 §12.2.3).
+    rank = 0;
+    for (int r = 0; r < w->c->size; ++r)
+      if (w->sizes[r] > 0) {
+        rank = r;
+        break;
+      }
+  } else if (!CheckWinRank(*w, rank, kFn, &err, false)) {
+    return err;
+  }
+  *size = w->sizes[rank];
+  *disp_unit = w->disp_units[rank];
+  *static_cast<void**>(baseptr) = w->shared_bases[rank];
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_attach", win);
+  if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    return WinError(*w, MPI_ERR_RMA_FLAVOR, kFn,
+                    "the window is not from MPI_Win_create_dynamic");
+  if (size < 0 || (base == nullptr && size > 0))
+    return WinError(*w, MPI_ERR_RMA_ATTACH, kFn,
+                    "base = " + std::string(base ? "(set)" : "NULL") +
+                        ", size = " + std::to_string(size) +
+                        " (size >= 0, base not NULL)");
+  if (w->rma->Attach(base, static_cast<size_t>(size)) != rondo::nmad::Status::kOk)
+    return WinError(*w, MPI_ERR_RMA_ATTACH, kFn,
+                    "the region of " + std::to_string(size) +
+                        " bytes overlaps a region already attached");
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_detach(MPI_Win win, const void* base) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_detach", win);
+  if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    return WinError(*w, MPI_ERR_RMA_FLAVOR, kFn,
+                    "the window is not from MPI_Win_create_dynamic");
+  if (w->rma->Detach(const_cast<void*>(base)) != rondo::nmad::Status::kOk)
+    return WinError(*w, MPI_ERR_RMA_ATTACH, kFn,
+                    "base is not the start of a region attached with "
+                    "MPI_Win_attach");
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_free(MPI_Win* win) {
+  RONDO_MPI_ENTER("MPI_Win_free");
+  if (win == nullptr)
+    return RaiseError(nullptr, MPI_ERR_ARG, kFn, "win is NULL");
+  int err = MPI_SUCCESS;
+  WinPtr w = CheckWin(*st, *win, kFn, &err);
+  if (!w) return err;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    std::string why;
+    if (w->locks > 0 || w->lock_all)
+      why = "a passive-target epoch is open (MPI_Win_unlock / "
+            "MPI_Win_unlock_all first)";
+    else if (w->started)
+      why = "an access epoch of MPI_Win_start is open (MPI_Win_complete "
+            "first)";
+    else if (w->posted)
+      why = "an exposure epoch of MPI_Win_post is open (MPI_Win_wait first)";
+    else if (!w->pending.empty())
+      why = std::to_string(w->pending.size()) +
+            " operations are pending (close their epoch with MPI_Win_fence, "
+            "MPI_Win_complete or MPI_Win_unlock first)";
+    if (!why.empty()) return WinError(*w, MPI_ERR_RMA_SYNC, kFn, why);
+  }
+  // Nobody accesses the memory once every member is here.
+  if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  w->rma->Close();
+  w->rma.reset();
+  st->wins.Remove(*win);
+  if (w->mapped) munmap(w->mapped, w->mapped_bytes);
+  std::free(w->owned);
+  PMPI_Comm_free(&w->comm);
+  *win = MPI_WIN_NULL;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_get_group", win);
+  if (group == nullptr) return WinError(*w, MPI_ERR_ARG, kFn, "group is NULL");
+  return PMPI_Comm_group(w->comm, group);
+}
+
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
+                      int* flag) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_get_attr", win);
+  if (attribute_val == nullptr || flag == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn,
+                    "attribute_val and flag must not be NULL");
+  void* v = nullptr;
+  switch (win_keyval) {
+    case MPI_WIN_BASE: v = w->base; break;
+    case MPI_WIN_SIZE: v = &w->size; break;
+    case MPI_WIN_DISP_UNIT: v = &w->disp_unit; break;
+    case MPI_WIN_CREATE_FLAVOR: v = &w->flavor; break;
+    case MPI_WIN_MODEL: v = &w->model; break;
+    default:
+      return WinError(*w, MPI_ERR_KEYVAL, kFn,
+                      "win_keyval = " + std::to_string(win_keyval) +
+                          " (allowed: MPI_WIN_BASE, MPI_WIN_SIZE, "
+                          "MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR, "
+                          "MPI_WIN_MODEL)");
+  }
+  *static_cast<void**>(attribute_val) = v;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_name(MPI_Win win, const char* win_name) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_set_name", win);
+  if (win_name == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn, "win_name is NULL");
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->name.assign(win_name, strnlen(win_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_get_name", win);
+  if (win_name == nullptr || resultlen == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn,
+                    "win_name and resultlen must not be NULL");
+  std::lock_guard<std::mutex> lock(w->mu);
+  std::memcpy(win_name, w->name.c_str(), w->name.size() + 1);
+  *resultlen = static_cast<int>(w->name.size());
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_set_info", win);
+  auto in = CheckInfo(*st, info, &w->err, kFn, &err);
+  if (!in) return err;
+  std::lock_guard<std::mutex> lock(st->detached_mu);
+  return ApplyInfo(*w, in.get(), kFn);
+}
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_get_info", win);
+  if (info_used == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn, "info_used is NULL");
+  std::shared_ptr<Info> out;
+  {
+    std::lock_guard<std::mutex> lock(st->detached_mu);
+    out = std::make_shared<Info>(w->info);
+  }
+  *info_used = st->infos.Add(std::move(out));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
+                               MPI_Errhandler* errhandler) {
+  RONDO_MPI_ENTER("MPI_Win_create_errhandler");
+  return NewErrhandler(*st, win_errhandler_fn, ErrhandlerKind::kWin,
+                       errhandler, kFn, "win_errhandler_fn");
+}
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_set_errhandler", win);
+  if (!ErrhandlerFits(*st, errhandler, ErrhandlerKind::kWin))
+    return WinError(*w, MPI_ERR_ARG, kFn,
+                    ErrhandlerMismatch(errhandler, ErrhandlerKind::kWin));
+  w->err.errhandler.store(errhandler);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_get_errhandler", win);
+  if (errhandler == nullptr)
+    return WinError(*w, MPI_ERR_ARG, kFn, "errhandler is NULL");
+  *errhandler = w->err.errhandler.load();
+  if (auto user = st->errhandlers.Get(*errhandler)) user->refs.fetch_add(1);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_call_errhandler", win);
+  (void)CallErrhandler(&w->err, errorcode, kFn);
+  return MPI_SUCCESS;
+}
+
+// ---- communication ----
+
+int PMPI_Put(const void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win) {
+  return RunOp(win, Args(OpKind::kPut, "MPI_Put", origin_addr, origin_count,
+                         origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype));
+}
+
+int PMPI_Rput(const void* origin_addr, int origin_count,
+              MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request) {
+  return RunOp(win, WithRequest(Args(OpKind::kPut, "MPI_Rput", origin_addr,
+                                     origin_count, origin_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype),
+                                request));
+}
+
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win) {
+  return RunOp(win, Args(OpKind::kGet, "MPI_Get", origin_addr, origin_count,
+                         origin_datatype, target_rank, target_disp,
+                         target_count, target_datatype));
+}
+
+int PMPI_Rget(void* origin_addr, int origin_count,
+              MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request) {
+  return RunOp(win, WithRequest(Args(OpKind::kGet, "MPI_Rget", origin_addr,
+                                     origin_count, origin_datatype,
+                                     target_rank, target_disp, target_count,
+                                     target_datatype),
+                                request));
+}
+
+int PMPI_Accumulate(const void* origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  return RunOp(win, Args(OpKind::kAcc, "MPI_Accumulate", origin_addr,
+                         origin_count, origin_datatype, target_rank,
+                         target_disp, target_count, target_datatype, op));
+}
+
+int PMPI_Raccumulate(const void* origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request* request) {
+  return RunOp(win, WithRequest(Args(OpKind::kAcc, "MPI_Raccumulate",
+                                     origin_addr, origin_count,
+                                     origin_datatype, target_rank, target_disp,
+                                     target_count, target_datatype, op),
+                                request));
+}
+
+int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype,
+                        MPI_Op op, MPI_Win win) {
+  OpArgs a = Args(OpKind::kGetAcc, "MPI_Get_accumulate", origin_addr,
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, op);
+  return RunOp(win, WithResult(a, result_addr, result_count, result_datatype));
+}
+
+int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, void* result_addr,
+                         int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp,
+                         int target_count, MPI_Datatype target_datatype,
+                         MPI_Op op, MPI_Win win, MPI_Request* request) {
+  OpArgs a = Args(OpKind::kGetAcc, "MPI_Rget_accumulate", origin_addr,
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, op);
+  return RunOp(win, WithRequest(WithResult(a, result_addr, result_count,
+                                           result_datatype),
+                                request));
+}
+
+int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
+                      MPI_Datatype datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  OpArgs a = Args(OpKind::kGetAcc, "MPI_Fetch_and_op", origin_addr, 1,
+                  datatype, target_rank, target_disp, 1, datatype, op);
+  return RunOp(win, WithResult(a, result_addr, 1, datatype));
+}
+
+int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
+                          void* result_addr, MPI_Datatype datatype,
+                          int target_rank, MPI_Aint target_disp,
+                          MPI_Win win) {
+  OpArgs a = Args(OpKind::kCas, "MPI_Compare_and_swap", origin_addr, 1,
+                  datatype, target_rank, target_disp, 1, datatype);
+  a.compare = compare_addr;
+  return RunOp(win, WithResult(a, result_addr, 1, datatype));
+}
+
+// ---- synchronisation ----
+
+int PMPI_Win_fence(int assert, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_fence", win);
+  if (!CheckAssert(*w, assert,
+                   MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
+                       MPI_MODE_NOSUCCEED,
+                   kFn, &err))
+    return err;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (w->locks > 0 || w->lock_all || w->started || w->posted)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "a lock or PSCW epoch is open on this window (fence "
+                      "epochs do not mix with them)");
+  }
+  // My operations are done at their targets before I enter the barrier;
+  // so once everyone has, every operation on my memory is done.
+  const int e = Complete(*st, *w, -1);
+  // MPI_MODE_NOPRECEDE and NOSUCCEED together: nothing before, nothing
+  // after; no other rank can depend on this call, so no barrier.
+  if (!((assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED)))
+    if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    w->fence_open = (assert & MPI_MODE_NOSUCCEED) == 0;
+  }
+  return e;
+}
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_post", win);
+  if (!CheckAssert(*w, assert,
+                   MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT, kFn,
+                   &err))
+    return err;
+  std::vector<int> ranks;
+  if (!GroupRanks(*st, *w, group, kFn, &ranks, &err)) return err;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (w->posted)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "an exposure epoch is already open (MPI_Win_wait "
+                      "first)");
+    if (!LeaveFence(*w, kFn, &err)) return err;
+    w->posted = true;
+    w->post_ranks = ranks;
+  }
+  // With MPI_MODE_NOCHECK the origins do not wait for the post (they know
+  // it happened), so none is sent.
+  if (assert & MPI_MODE_NOCHECK) return MPI_SUCCESS;
+  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
+    (void)w->rma->Signal(job, kPostSignal, op);
+  });
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_start", win);
+  if (!CheckAssert(*w, assert, MPI_MODE_NOCHECK, kFn, &err)) return err;
+  std::vector<int> ranks;
+  if (!GroupRanks(*st, *w, group, kFn, &ranks, &err)) return err;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (w->started || w->locks > 0 || w->lock_all)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "an access epoch is already open on this window "
+                      "(MPI_Win_complete or unlock first)");
+    if (!LeaveFence(*w, kFn, &err)) return err;
+  }
+  // Each target's post, once per epoch.
+  if (!(assert & MPI_MODE_NOCHECK)) {
+    for (int r : ranks) {
+      const int job = w->c->world[r];
+      WaitFor(*st, [&] {
+        return w->rma->Signals(kPostSignal, job) > w->posts_used[job];
+      });
+      ++w->posts_used[job];
+    }
+  }
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->started = true;
+  w->start_ranks = ranks;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_complete(MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_complete", win);
+  std::vector<int> ranks;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (!w->started)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "no access epoch of MPI_Win_start is open");
+    ranks = w->start_ranks;
+  }
+  const int e = Complete(*st, *w, -1);
+  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
+    (void)w->rma->Signal(job, kCompleteSignal, op);
+  });
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->started = false;
+  w->start_ranks.clear();
+  return e;
+}
+
+namespace {
+// The origins of the exposure epoch that have completed (consumed once).
+bool AllCompleted(Win& w) {
+  for (int r : w.post_ranks) {
+    const int job = w.c->world[r];
+    if (w.rma->Signals(kCompleteSignal, job) <= w.completes_used[job])
+      return false;
+  }
+  return true;
+}
+void EndExposure(Win& w) {
+  for (int r : w.post_ranks) ++w.completes_used[w.c->world[r]];
+  w.posted = false;
+  w.post_ranks.clear();
+}
+}  // namespace
+
+int PMPI_Win_wait(MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_wait", win);
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (!w->posted)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "no exposure epoch of MPI_Win_post is open");
+  }
+  WaitFor(*st, [&] { return AllCompleted(*w); });
+  std::lock_guard<std::mutex> lock(w->mu);
+  EndExposure(*w);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_test(MPI_Win win, int* flag) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_test", win);
+  if (flag == nullptr) return WinError(*w, MPI_ERR_ARG, kFn, "flag is NULL");
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (!w->posted)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "no exposure epoch of MPI_Win_post is open");
+  }
+  (void)ProgressPass(*st, true);
+  *flag = AllCompleted(*w);
+  if (*flag) {
+    std::lock_guard<std::mutex> lock(w->mu);
+    EndExposure(*w);
+  }
+  return MPI_SUCCESS;
+}
+
+namespace {
+// The lock protocol with one target: lock_type MPI_LOCK_SHARED or
+// _EXCLUSIVE, or 0 to unlock (skipped with MPI_MODE_NOCHECK).
+int LockOne(State& st, Win& w, int rank, bool nocheck, int lock_type,
+            const char* fn) {
+  if (nocheck) return MPI_SUCCESS;
+  const std::vector<int> one{rank};
+  const bool ok = ForRanks(st, w, &one, [&](int job, RmaOp& op) {
+    if (lock_type == 0) {
+      (void)w.rma->Unlock(job, op);
+    } else {
+      (void)w.rma->Lock(job, lock_type == MPI_LOCK_EXCLUSIVE, op);
+    }
+  });
+  if (ok) return MPI_SUCCESS;
+  return WinError(w, MPIX_ERR_PROC_FAILED, fn,
+                  std::string(lock_type == 0 ? "the unlock of" : "the lock of") +
+                      " rank " + std::to_string(rank) +
+                      " failed (the target died)");
+}
+}  // namespace
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_lock", win);
+  if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+    return WinError(*w, MPI_ERR_LOCKTYPE, kFn,
+                    "lock_type = " + std::to_string(lock_type) +
+                        " (allowed: MPI_LOCK_SHARED, MPI_LOCK_EXCLUSIVE)");
+  if (!CheckAssert(*w, assert, MPI_MODE_NOCHECK, kFn, &err)) return err;
+  if (!CheckWinRank(*w, rank, kFn, &err)) return err;
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (!LocksAllowed(*w, kFn, &err)) return err;
+    if (w->locked[rank] != 0 || w->lock_all)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "rank " + std::to_string(rank) +
+                          " is already locked by this process (" +
+                          (w->lock_all ? "MPI_Win_lock_all"
+                                       : w->locked[rank] == MPI_LOCK_SHARED
+                                             ? "MPI_LOCK_SHARED"
+                                             : "MPI_LOCK_EXCLUSIVE") +
+                          "): unlock it first");
+    if (w->started || w->posted)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "a PSCW epoch is open on this window (locks do not "
+                      "mix with it)");
+    if (!LeaveFence(*w, kFn, &err)) return err;
+    w->locked[rank] = lock_type;
+    w->lock_nocheck[rank] = nocheck;
+    ++w->locks;
+  }
+  const int e = LockOne(*st, *w, rank, nocheck, lock_type, kFn);
+  if (e != MPI_SUCCESS) {
+    std::lock_guard<std::mutex> lock(w->mu);
+    w->locked[rank] = 0;
+    --w->locks;
+  }
+  return e;
+}
+
+int PMPI_Win_unlock(int rank, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_unlock", win);
+  if (!CheckWinRank(*w, rank, kFn, &err)) return err;
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  bool nocheck;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (w->locked[rank] == 0)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "rank " + std::to_string(rank) +
+                          " is not locked by this process (MPI_Win_lock "
+                          "first" +
+                          (w->lock_all ? "; MPI_Win_lock_all's epoch ends "
+                                         "with MPI_Win_unlock_all"
+                                       : "") +
+                          ")");
+    nocheck = w->lock_nocheck[rank];
+  }
+  int e = Complete(*st, *w, rank);
+  const int u = LockOne(*st, *w, rank, nocheck, /*unlock=*/0, kFn);
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->locked[rank] = 0;
+  --w->locks;
+  return e != MPI_SUCCESS ? e : u;
+}
+
+int PMPI_Win_lock_all(int assert, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_lock_all", win);
+  if (!CheckAssert(*w, assert, MPI_MODE_NOCHECK, kFn, &err)) return err;
+  const bool nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (!LocksAllowed(*w, kFn, &err)) return err;
+    if (w->lock_all || w->locks > 0 || w->started || w->posted)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "an epoch is already open on this window (lock, "
+                      "lock_all or PSCW)");
+    if (!LeaveFence(*w, kFn, &err)) return err;
+    w->lock_all = true;
+    w->lock_all_nocheck = nocheck;
+  }
+  if (nocheck) return MPI_SUCCESS;
+  if (!ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
+        (void)w->rma->Lock(job, /*exclusive=*/false, op);
+      }))
+    return WinError(*w, MPIX_ERR_PROC_FAILED, kFn,
+                    "a lock request of MPI_Win_lock_all failed (a target "
+                    "died)");
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_unlock_all(MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_unlock_all", win);
+  bool nocheck;
+  {
+    std::lock_guard<std::mutex> lock(w->mu);
+    if (!w->lock_all)
+      return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
+                      "no MPI_Win_lock_all epoch is open");
+    nocheck = w->lock_all_nocheck;
+  }
+  const int e = Complete(*st, *w, -1);
+  if (!nocheck)
+    (void)ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
+      (void)w->rma->Unlock(job, op);
+    });
+  std::lock_guard<std::mutex> lock(w->mu);
+  w->lock_all = false;
+  return e;
+}
+
+namespace {
+int FlushCommon(State& st, Win& w, int rank, const char* fn) {
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    const bool ok = w.lock_all || (rank >= 0 ? w.locked[rank] != 0 : w.locks > 0);
+    if (!ok)
+      return WinError(w, MPI_ERR_RMA_SYNC, fn,
+                      rank >= 0 ? "no passive-target epoch is open on rank " +
+                                      std::to_string(rank) +
+                                      " (flush needs MPI_Win_lock or "
+                                      "MPI_Win_lock_all)"
+                                : std::string("no passive-target epoch is "
+                                              "open (flush needs "
+                                              "MPI_Win_lock or "
+                                              "MPI_Win_lock_all)"));
+  }
+  return Complete(st, w, rank);
+}
+}  // namespace
+
+int PMPI_Win_flush(int rank, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_flush", win);
+  if (!CheckWinRank(*w, rank, kFn, &err)) return err;
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  return FlushCommon(*st, *w, rank, kFn);
+}
+
+int PMPI_Win_flush_local(int rank, MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_flush_local", win);
+  if (!CheckWinRank(*w, rank, kFn, &err)) return err;
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  return FlushCommon(*st, *w, rank, kFn);
+}
+
+int PMPI_Win_flush_all(MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_flush_all", win);
+  return FlushCommon(*st, *w, -1, kFn);
+}
+
+int PMPI_Win_flush_local_all(MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_flush_local_all", win);
+  return FlushCommon(*st, *w, -1, kFn);
+}
+
+int PMPI_Win_sync(MPI_Win win) {
+  RONDO_MPI_ENTER_WIN("MPI_Win_sync", win);
+  // The unified model: public and private copies are one; a full fence
+  // orders this thread's loads and stores against the engine's.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+// The profiling interface (MPI-4 §15.2): see handles.cc.
+#pragma weak MPI_Win_create = PMPI_Win_create
+#pragma weak MPI_Win_allocate = PMPI_Win_allocate
+#pragma weak MPI_Win_allocate_shared = PMPI_Win_allocate_shared
+#pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
+#pragma weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic
+#pragma weak MPI_Win_attach = PMPI_Win_attach
+#pragma weak MPI_Win_detach = PMPI_Win_detach
+#pragma weak MPI_Win_free = PMPI_Win_free
+#pragma weak MPI_Win_get_group = PMPI_Win_get_group
+#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
+#pragma weak MPI_Win_set_name = PMPI_Win_set_name
+#pragma weak MPI_Win_get_name = PMPI_Win_get_name
+#pragma weak MPI_Win_set_info = PMPI_Win_set_info
+#pragma weak MPI_Win_get_info = PMPI_Win_get_info
+#pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
+#pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
+#pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
+#pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
+#pragma weak MPI_Put = PMPI_Put
+#pragma weak MPI_Get = PMPI_Get
+#pragma weak MPI_Accumulate = PMPI_Accumulate
+#pragma weak MPI_Get_accumulate = PMPI_Get_accumulate
+#pragma weak MPI_Fetch_and_op = PMPI_Fetch_and_op
+#pragma weak MPI_Compare_and_swap = PMPI_Compare_and_swap
+#pragma weak MPI_Rput = PMPI_Rput
+#pragma weak MPI_Rget = PMPI_Rget
+#pragma weak MPI_Raccumulate = PMPI_Raccumulate
+#pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate
+#pragma weak MPI_Win_fence = PMPI_Win_fence
+#pragma weak MPI_Win_post = PMPI_Win_post
+#pragma weak MPI_Win_start = PMPI_Win_start
+#pragma weak MPI_Win_complete = PMPI_Win_complete
+#pragma weak MPI_Win_wait = PMPI_Win_wait
+#pragma weak MPI_Win_test = PMPI_Win_test
+#pragma weak MPI_Win_lock = PMPI_Win_lock
+#pragma weak MPI_Win_unlock = PMPI_Win_unlock
+#pragma weak MPI_Win_lock_all = PMPI_Win_lock_all
+#pragma weak MPI_Win_unlock_all = PMPI_Win_unlock_all
+#pragma weak MPI_Win_flush = PMPI_Win_flush
+#pragma weak MPI_Win_flush_all = PMPI_Win_flush_all
+#pragma weak MPI_Win_flush_local = PMPI_Win_flush_local
+#pragma weak MPI_Win_flush_local_all = PMPI_Win_flush_local_all
+#pragma weak MPI_Win_sync = PMPI_Win_sync

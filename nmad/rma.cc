@@ -1,0 +1,529 @@
+// nmad RMA: see rma.h. The wire format of one message: a Header (the
+// active message's header), then in the body the target blocks
+// (RmaBlock[nblocks]), `extra` bytes (compare-and-swap's compare value),
+// and the packed data. Answers (kAck) carry the op's token back, the
+// stream offset of the piece, an error and, for reads, the data.
+#include "nmad/rma.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+namespace rondo::nmad {
+namespace internal {
+
+enum Kind : uint32_t {
+  kPut = 1,
+  kGet,
+  kAcc,
+  kGetAcc,
+  kCas,
+  kLock,
+  kUnlock,
+  kSignal,
+  kAck,
+};
+
+struct Header {
+  uint32_t kind = 0;
+  uint32_t a = 0;  // op / lock exclusive / signal kind
+  uint32_t b = 0;  // basic type
+  uint32_t error = 0;
+  uint64_t token = 0;   // the origin's RmaOp
+  uint64_t stream = 0;  // the piece's offset in the packed stream
+  uint32_t nblocks = 0;
+  uint32_t extra = 0;
+};
+
+struct RmaPiece {
+  Request req;
+  Header hdr;
+  std::vector<uint8_t> body;
+  bool used = false;
+};
+
+}  // namespace internal
+
+namespace {
+using internal::Header;
+using internal::RmaPiece;
+
+constexpr uint32_t kRmaHandler = 1;
+
+void Dropped(AmMessage&, void*) noexcept {}
+
+// Where one piece of an operation starts and what it holds.
+struct PieceSpan {
+  std::vector<RmaBlock> blocks;
+  uint64_t stream = 0;
+  size_t bytes = 0;
+};
+
+// Splits the blocks into pieces of at most `budget` bytes of body (16 per
+// block plus the data when `with_data`; data only in the answer when not),
+// never splitting an element of `unit` bytes.
+std::vector<PieceSpan> Split(std::span<const RmaBlock> blocks, size_t unit,
+                             size_t budget, bool with_data) {
+  std::vector<PieceSpan> out;
+  PieceSpan cur;
+  size_t used = 0;
+  uint64_t stream = 0;
+  auto close = [&] {
+    if (!cur.blocks.empty()) out.push_back(std::move(cur));
+    cur = PieceSpan{};
+    cur.stream = stream;
+    used = 0;
+  };
+  for (const RmaBlock& b : blocks) {
+    int64_t off = 0;
+    while (off < b.bytes) {
+      // Room for one more block header and at least one element?
+      const size_t data_room_of = [&] {
+        size_t left = budget - used;
+        if (left < sizeof(RmaBlock) + unit) return size_t{0};
+        left -= sizeof(RmaBlock);
+        // A get's data comes back in the answer: bounded by the budget too.
+        if (!with_data) left = std::min(left, budget - cur.bytes);
+        return left - left % unit;
+      }();
+      if (data_room_of < unit) {
+        close();
+        continue;
+      }
+      const size_t take =
+          std::min<size_t>(static_cast<size_t>(b.bytes - off), data_room_of);
+      cur.blocks.push_back({b.offset + off, static_cast<int64_t>(take)});
+      cur.bytes += take;
+      used += sizeof(RmaBlock) + (with_data ? take : 0);
+      off += static_cast<int64_t>(take);
+      stream += take;
+    }
+  }
+  close();
+  return out;
+}
+
+}  // namespace
+
+RmaOp::RmaOp() = default;
+RmaOp::~RmaOp() = default;
+
+bool RmaOp::done() const noexcept {
+  if (pending_.load(std::memory_order_acquire) != 0) return false;
+  for (const auto& p : pieces_)
+    if (!p->req.done()) return false;
+  return true;
+}
+
+void RmaOp::Reset(int target, int messages) noexcept {
+  target_ = target;
+  error_.store(0, std::memory_order_relaxed);
+  pending_.store(messages, std::memory_order_release);
+  result_ = nullptr;
+}
+
+RmaWindow::RmaWindow(Session& session, Options options)
+    : session_(session), options_(options) {
+  const size_t eager = session.core().options().eager_limit;
+  // The header and the AM chunk's own header must fit beside the body.
+  piece_bytes_ = eager > sizeof(Header) + 256 ? eager - sizeof(Header) - 128
+                                              : 128;
+  nranks_ = session.size();
+  signals_ = std::make_unique<std::atomic<uint64_t>[]>(
+      static_cast<size_t>(kSignalKinds) * nranks_);
+  for (int i = 0; i < kSignalKinds * nranks_; ++i) signals_[i].store(0);
+  (void)session_.RegisterHandler(kRmaHandler, &RmaWindow::OnMessage, this);
+}
+
+RmaWindow::~RmaWindow() {
+  Close();
+  (void)session_.RegisterHandler(kRmaHandler, &Dropped, nullptr);
+  // Answers still being sent keep their buffers until done.
+  for (;;) {
+    bool all = true;
+    {
+      std::lock_guard<std::mutex> lock(reply_mu_);
+      for (const auto& r : replies_)
+        if (r->used && !r->req.done()) all = false;
+    }
+    if (all) break;
+    session_.core().Progress();
+  }
+}
+
+void RmaWindow::Expose(void* base, size_t size) noexcept {
+  std::unique_lock<std::shared_mutex> lock(mem_mu_);
+  base_ = static_cast<uint8_t*>(base);
+  size_ = size;
+}
+
+Status RmaWindow::Attach(void* base, size_t size) noexcept {
+  auto* p = static_cast<uint8_t*>(base);
+  std::unique_lock<std::shared_mutex> lock(mem_mu_);
+  for (const auto& [b, n] : regions_)
+    if (p < b + n && b < p + size) return Status::kInvalidArgument;
+  regions_.emplace_back(p, size);
+  return Status::kOk;
+}
+
+Status RmaWindow::Detach(void* base) noexcept {
+  std::unique_lock<std::shared_mutex> lock(mem_mu_);
+  for (auto it = regions_.begin(); it != regions_.end(); ++it)
+    if (it->first == base) {
+      regions_.erase(it);
+      return Status::kOk;
+    }
+  return Status::kInvalidArgument;
+}
+
+void RmaWindow::Close() noexcept { open_.store(false); }
+
+uint64_t RmaWindow::Signals(int kind, int source) const noexcept {
+  return signals_[static_cast<size_t>(kind) * nranks_ + source].load(
+      std::memory_order_acquire);
+}
+
+int RmaWindow::LocksHeld() const noexcept {
+  std::lock_guard<std::mutex> lock(lock_mu_);
+  return shared_holders_ + (exclusive_holder_ >= 0 ? 1 : 0);
+}
+
+bool RmaWindow::Resolve(std::span<const RmaBlock> blocks,
+                        std::vector<uint8_t*>* at) const noexcept {
+  at->clear();
+  for (const RmaBlock& b : blocks) {
+    if (b.bytes < 0) return false;
+    if (!options_.dynamic) {
+      if (b.offset < 0 || static_cast<uint64_t>(b.offset) > size_ ||
+          static_cast<uint64_t>(b.bytes) > size_ - b.offset)
+        return false;
+      at->push_back(base_ + b.offset);
+      continue;
+    }
+    auto* p = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(b.offset));
+    bool found = false;
+    for (const auto& [base, n] : regions_)
+      if (p >= base && p + b.bytes <= base + n) found = true;
+    if (!found) return false;
+    at->push_back(p);
+  }
+  return true;
+}
+
+Status RmaWindow::Send(int target, uint32_t kind, uint32_t a, uint32_t b,
+                       uint64_t stream, std::span<const RmaBlock> blocks,
+                       const void* data, size_t data_len, size_t extra_len,
+                       const void* extra, RmaOp& op) noexcept {
+  auto piece = std::make_unique<RmaPiece>();
+  piece->hdr.kind = kind;
+  piece->hdr.a = a;
+  piece->hdr.b = b;
+  piece->hdr.token = reinterpret_cast<uintptr_t>(&op);
+  piece->hdr.stream = stream;
+  piece->hdr.nblocks = static_cast<uint32_t>(blocks.size());
+  piece->hdr.extra = static_cast<uint32_t>(extra_len);
+  const size_t blocks_len = blocks.size() * sizeof(RmaBlock);
+  piece->body.resize(blocks_len + extra_len + data_len);
+  if (blocks_len) std::memcpy(piece->body.data(), blocks.data(), blocks_len);
+  if (extra_len) std::memcpy(piece->body.data() + blocks_len, extra, extra_len);
+  if (data_len)
+    std::memcpy(piece->body.data() + blocks_len + extra_len, data, data_len);
+  RmaPiece* raw = piece.get();
+  op.pieces_.push_back(std::move(piece));
+  Status s = session_.SendAm(target, kRmaHandler, &raw->hdr, sizeof raw->hdr,
+                             raw->body.empty() ? nullptr : raw->body.data(),
+                             raw->body.size(), raw->req);
+  if (s != Status::kOk) {
+    op.pieces_.pop_back();
+    uint32_t expect = 0;
+    op.error_.compare_exchange_strong(
+        expect, static_cast<uint32_t>(RmaError::kPeerFailed));
+    op.pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  return s;
+}
+
+Status RmaWindow::Put(int target, std::span<const RmaBlock> blocks,
+                      const void* packed, RmaOp& op) noexcept {
+  auto pieces = Split(blocks, 1, piece_bytes_, true);
+  op.pieces_.clear();
+  op.Reset(target, static_cast<int>(pieces.size()));
+  const auto* data = static_cast<const uint8_t*>(packed);
+  Status first = Status::kOk;
+  for (const auto& p : pieces) {
+    Status s = Send(target, internal::kPut, 0, 0, p.stream, p.blocks,
+                    data + p.stream, p.bytes, 0, nullptr, op);
+    if (first == Status::kOk) first = s;
+  }
+  return first;
+}
+
+Status RmaWindow::Get(int target, std::span<const RmaBlock> blocks, void* out,
+                      RmaOp& op) noexcept {
+  auto pieces = Split(blocks, 1, piece_bytes_, false);
+  op.pieces_.clear();
+  op.Reset(target, static_cast<int>(pieces.size()));
+  op.result_ = static_cast<uint8_t*>(out);
+  Status first = Status::kOk;
+  for (const auto& p : pieces) {
+    Status s = Send(target, internal::kGet, 0, 0, p.stream, p.blocks, nullptr,
+                    0, 0, nullptr, op);
+    if (first == Status::kOk) first = s;
+  }
+  return first;
+}
+
+Status RmaWindow::Accumulate(int target, std::span<const RmaBlock> blocks,
+                             const void* packed, uint32_t mpi_op,
+                             uint32_t basic, size_t element_bytes, void* fetch,
+                             RmaOp& op) noexcept {
+  if (element_bytes == 0) element_bytes = 1;
+  // A get-accumulate's answer carries the old data: the same budget.
+  auto pieces = Split(blocks, element_bytes, piece_bytes_, true);
+  op.pieces_.clear();
+  op.Reset(target, static_cast<int>(pieces.size()));
+  op.result_ = static_cast<uint8_t*>(fetch);
+  const auto* data = static_cast<const uint8_t*>(packed);
+  const uint32_t kind = fetch ? internal::kGetAcc : internal::kAcc;
+  Status first = Status::kOk;
+  for (const auto& p : pieces) {
+    Status s = Send(target, kind, mpi_op, basic, p.stream, p.blocks,
+                    data ? data + p.stream : nullptr, data ? p.bytes : 0, 0,
+                    nullptr, op);
+    if (first == Status::kOk) first = s;
+  }
+  return first;
+}
+
+Status RmaWindow::CompareAndSwap(int target, RmaBlock at, const void* compare,
+                                 const void* value, void* result,
+                                 RmaOp& op) noexcept {
+  op.pieces_.clear();
+  op.Reset(target, 1);
+  op.result_ = static_cast<uint8_t*>(result);
+  return Send(target, internal::kCas, 0, 0, 0, std::span(&at, 1), value,
+              static_cast<size_t>(at.bytes), static_cast<size_t>(at.bytes),
+              compare, op);
+}
+
+Status RmaWindow::Lock(int target, bool exclusive, RmaOp& op) noexcept {
+  op.pieces_.clear();
+  op.Reset(target, 1);
+  return Send(target, internal::kLock, exclusive ? 1 : 0, 0, 0, {}, nullptr, 0,
+              0, nullptr, op);
+}
+
+Status RmaWindow::Unlock(int target, RmaOp& op) noexcept {
+  op.pieces_.clear();
+  op.Reset(target, 1);
+  return Send(target, internal::kUnlock, 0, 0, 0, {}, nullptr, 0, 0, nullptr,
+              op);
+}
+
+Status RmaWindow::Signal(int target, int kind, RmaOp& op) noexcept {
+  if (kind < 0 || kind >= kSignalKinds) return Status::kInvalidArgument;
+  op.pieces_.clear();
+  op.Reset(target, 0);  // done once sent
+  // Counted by the target; nothing answers.
+  Status s = Send(target, internal::kSignal, static_cast<uint32_t>(kind), 0, 0,
+                  {}, nullptr, 0, 0, nullptr, op);
+  if (s != Status::kOk) op.pending_.fetch_add(1);  // Send decremented
+  return s;
+}
+
+void RmaWindow::Reply(int dest, uint32_t kind, uint64_t token,
+                      uint64_t stream, RmaError error, const void* body,
+                      size_t len) noexcept {
+  RmaPiece* r = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(reply_mu_);
+    for (auto& p : replies_)
+      if (!p->used || p->req.done()) {
+        r = p.get();
+        break;
+      }
+    if (r == nullptr) {
+      replies_.push_back(std::make_unique<RmaPiece>());
+      r = replies_.back().get();
+    }
+    r->used = true;
+    r->hdr = Header{};
+    r->hdr.kind = kind;
+    r->hdr.token = token;
+    r->hdr.stream = stream;
+    r->hdr.error = static_cast<uint32_t>(error);
+    r->body.assign(static_cast<const uint8_t*>(body),
+                   static_cast<const uint8_t*>(body) + len);
+    // The request is reused: a done request may start another operation.
+    (void)session_.SendAm(dest, kRmaHandler, &r->hdr, sizeof r->hdr,
+                          r->body.empty() ? nullptr : r->body.data(),
+                          r->body.size(), r->req);
+  }
+}
+
+void RmaWindow::OnMessage(AmMessage& m, void* arg) noexcept {
+  static_cast<RmaWindow*>(arg)->Serve(m);
+}
+
+void RmaWindow::Serve(AmMessage& m) noexcept {
+  Header h;
+  if (m.header().size() != sizeof h) return;
+  std::memcpy(&h, m.header().data(), sizeof h);
+  const int src = m.source();
+  if (h.kind == internal::kAck) {
+    auto* op = reinterpret_cast<RmaOp*>(static_cast<uintptr_t>(h.token));
+    if (h.error != 0) {
+      uint32_t expect = 0;
+      op->error_.compare_exchange_strong(expect, h.error);
+    }
+    if (m.body_size() > 0 && op->result_ != nullptr && m.body_inline())
+      std::memcpy(op->result_ + h.stream, m.body().data(), m.body_size());
+    op->pending_.fetch_sub(1, std::memory_order_acq_rel);
+    return;
+  }
+  if (h.kind == internal::kSignal) {
+    if (h.a < static_cast<uint32_t>(kSignalKinds) && src >= 0 &&
+        src < nranks_)
+      signals_[static_cast<size_t>(h.a) * nranks_ + src].fetch_add(
+          1, std::memory_order_acq_rel);
+    return;
+  }
+  if (h.kind == internal::kLock || h.kind == internal::kUnlock) {
+    std::vector<std::pair<int, uint64_t>> grants;
+    {
+      std::lock_guard<std::mutex> lock(lock_mu_);
+      if (h.kind == internal::kLock) {
+        waiters_.push_back({src, h.a != 0, h.token});
+      } else if (exclusive_holder_ == src) {
+        exclusive_holder_ = -1;
+      } else if (shared_holders_ > 0) {
+        --shared_holders_;
+      }
+      // Grants in arrival order: an exclusive lock alone, shared ones
+      // together.
+      while (!waiters_.empty() && exclusive_holder_ < 0) {
+        const Waiter w = waiters_.front();
+        if (w.exclusive && shared_holders_ > 0) break;
+        if (w.exclusive) {
+          exclusive_holder_ = w.source;
+        } else {
+          ++shared_holders_;
+        }
+        grants.emplace_back(w.source, w.token);
+        waiters_.pop_front();
+      }
+    }
+    // Answered outside the lock (a loopback answer may run a handler).
+    for (const auto& [dest, token] : grants)
+      Reply(dest, internal::kAck, token, 0, RmaError::kOk, nullptr, 0);
+    if (h.kind == internal::kUnlock)
+      Reply(src, internal::kAck, h.token, 0, RmaError::kOk, nullptr, 0);
+    return;
+  }
+  // Data operations: blocks, extra, data in the body (always inline: the
+  // origin splits into pieces below the eager limit).
+  const std::span<const uint8_t> body = m.body();
+  const size_t blocks_len = static_cast<size_t>(h.nblocks) * sizeof(RmaBlock);
+  if (!m.body_inline() || body.size() < blocks_len + h.extra) {
+    Reply(src, internal::kAck, h.token, h.stream, RmaError::kRange, nullptr, 0);
+    return;
+  }
+  std::vector<RmaBlock> blocks(h.nblocks);
+  if (blocks_len) std::memcpy(blocks.data(), body.data(), blocks_len);
+  const uint8_t* extra = body.data() + blocks_len;
+  const uint8_t* data = extra + h.extra;
+  const size_t data_len = body.size() - blocks_len - h.extra;
+  size_t total = 0;
+  for (const auto& b : blocks) total += static_cast<size_t>(b.bytes);
+  thread_local std::vector<uint8_t*> at;
+  thread_local std::vector<uint8_t> tmp;
+  thread_local std::vector<uint8_t> old;
+  std::shared_lock<std::shared_mutex> mem(mem_mu_);
+  if (!open_.load()) {
+    mem.unlock();
+    Reply(src, internal::kAck, h.token, h.stream, RmaError::kNoWindow, nullptr,
+          0);
+    return;
+  }
+  if (!Resolve(blocks, &at) ||
+      ((h.kind == internal::kPut || h.kind == internal::kAcc ||
+        h.kind == internal::kGetAcc) &&
+       data_len != total && !(h.kind == internal::kGetAcc && data_len == 0))) {
+    mem.unlock();
+    Reply(src, internal::kAck, h.token, h.stream, RmaError::kRange, nullptr, 0);
+    return;
+  }
+  auto gather = [&](std::vector<uint8_t>& out) {
+    out.resize(total);
+    size_t o = 0;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      std::memcpy(out.data() + o, at[i], blocks[i].bytes);
+      o += blocks[i].bytes;
+    }
+  };
+  auto scatter = [&](const uint8_t* in) {
+    size_t o = 0;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      std::memcpy(at[i], in + o, blocks[i].bytes);
+      o += blocks[i].bytes;
+    }
+  };
+  switch (h.kind) {
+    case internal::kPut:
+      scatter(data);
+      mem.unlock();
+      Reply(src, internal::kAck, h.token, h.stream, RmaError::kOk, nullptr, 0);
+      return;
+    case internal::kGet:
+      gather(tmp);
+      mem.unlock();
+      Reply(src, internal::kAck, h.token, h.stream, RmaError::kOk, tmp.data(),
+            tmp.size());
+      return;
+    case internal::kAcc:
+    case internal::kGetAcc: {
+      {
+        std::lock_guard<std::mutex> acc(acc_mu_);
+        gather(tmp);
+        if (h.kind == internal::kGetAcc) old = tmp;
+        if (data_len > 0 && options_.accumulate != nullptr)
+          options_.accumulate(options_.accumulate_arg, h.a, h.b, data,
+                              tmp.data(), total);
+        scatter(tmp.data());
+      }
+      mem.unlock();
+      if (h.kind == internal::kGetAcc) {
+        Reply(src, internal::kAck, h.token, h.stream, RmaError::kOk,
+              old.data(), old.size());
+      } else {
+        Reply(src, internal::kAck, h.token, h.stream, RmaError::kOk, nullptr,
+              0);
+      }
+      return;
+    }
+    case internal::kCas: {
+      if (blocks.size() != 1 || data_len != total || h.extra != total) {
+        mem.unlock();
+        Reply(src, internal::kAck, h.token, h.stream, RmaError::kRange,
+              nullptr, 0);
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> acc(acc_mu_);
+        old.assign(at[0], at[0] + total);
+        if (std::memcmp(at[0], extra, total) == 0)
+          std::memcpy(at[0], data, total);
+      }
+      mem.unlock();
+      Reply(src, internal::kAck, h.token, h.stream, RmaError::kOk, old.data(),
+            old.size());
+      return;
+    }
+    default:
+      mem.unlock();
+      return;
+  }
+}
+
+}  // namespace rondo::nmad
