@@ -567,7 +567,10 @@ int Run(const Args& args) {
     report.Add(PickupAfterSleep(
         "timer_only",
         "no progress thread; timer thread on core 1, period " +
-            std::to_string(o.timer_period_us) + " us",
+            std::to_string(o.timer_period_us >= 0
+                               ? o.timer_period_us
+                               : EngineOptions::kAutoTimerUs) +
+            " us",
         o, std::max(50, wake_iterations / 4)));
   }
   const int pairs = args.quick ? 3 : 21;
