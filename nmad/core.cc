@@ -1571,6 +1571,13 @@ std::string_view Core::PathTo(int peer) const noexcept {
   return c.rails[c.gates[peer]->packet_rail]->driver->PathTo(peer);
 }
 
+std::string_view Core::RailWakeup(int rail) const noexcept {
+  const CoreImpl& c = *impl_;
+  if (rail < 0 || rail >= c.loopback) return "";
+  const drivers::Driver& d = *c.rails[rail]->driver;
+  return d.caps().wakeup_fd && d.WakeupFd() >= 0 ? "event fd" : "none";
+}
+
 Result<Session*> Core::OpenSession(std::string_view name,
                                    const SessionOptions& options,
                                    std::string* error) {

@@ -341,6 +341,12 @@ class Core {
   // rank, "shm" or "ucx" on rail 0 with RONDO_SHM; Driver::PathTo), "" for
   // a bad rank. Any thread, after Create.
   std::string_view PathTo(int peer) const noexcept;
+  // What wakes a thread that sleeps waiting for rail `rail`'s transport
+  // (0 .. rails()-1): "event fd" when the driver has a wake-up fd (engine
+  // threads sleep on it between the transport's events), "none" when it
+  // has not (they poll it: quiet progress every half RONDO_QUIET_US), ""
+  // for a bad index. Any thread, after Create.
+  std::string_view RailWakeup(int rail) const noexcept;
   // The cores allowed to run this Core's tasks (its rails' polling tasks):
   // those sharing the widest cache with the thread that created it. Upper
   // layers (nmad/coll) give their tasks the same cpuset, so the progress

@@ -6,6 +6,7 @@
 // Started as a job step (rondo-run -n N rondo-info, mpirun, srun --mpi=pmix),
 // every rank learns the node's view as an MPI program would (nmad/node.h):
 // local rank 0 prints the node's placement, every rank its own line.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -176,6 +177,20 @@ int main(int argc, char** argv) {
       out << "rank " << rank << " rails:";
       for (int peer = 0; peer < size; ++peer)
         out << " " << peer << "=" << core.value()->PathTo(peer);
+      out << "\n";
+      // What wakes this rank's background progress on each rail, and what
+      // it falls back to where nothing does (docs/defaults.md).
+      out << "rank " << rank << " progress wakes on:";
+      for (int r = 0; r < core.value()->rails(); ++r) {
+        const bool fd = core.value()->RailWakeup(r) == "event fd";
+        out << " rail " << r << ": "
+            << (fd ? "the transport's event fd"
+                   : "nothing: polled every " +
+                         std::to_string(std::max<int64_t>(
+                             engine.options().quiet_period_us / 2, 1)) +
+                         " us");
+        if (r + 1 < core.value()->rails()) out << ";";
+      }
       out << "\n";
       std::cout << out.str() << std::flush;
       return 0;  // ~Core: a barrier, then the bootstrap's Finalize
