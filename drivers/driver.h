@@ -123,7 +123,7 @@ class Driver {
   // The transport that carries traffic to `peer` (for diagnostics such as
   // rondo-info; a driver that serves peers by different means, like
   // drivers/shm's LocalityDriver, names each). Default: caps().name.
-  virtual std::string_view PathTo(int peer) const noexcept {
+  virtual std::string_view PathTo(int /*peer*/) const noexcept {
     return caps().name;
   }
 

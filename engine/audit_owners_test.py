@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails on a std::atomic declared in engine/ or queues/ with no owner.
 
-The engine's shared state is made of internal::OwnedAtomic (an owner node,
+The engine's shared state is made of OwnedAtomic (an owner node,
 writes seen by engine/audit_test.cc). A plain std::atomic must be listed in
 engine/audit_owners.txt with its owner and the reason it is off the task
 path, so that a new engine-wide counter is a decision, not an accident.
@@ -39,7 +39,7 @@ def main():
     stale = listed - {(p, n) for p, n, _ in found}
     for p, n, l in sorted(missing):
         print(f"{p}:{l}: std::atomic '{n}' has no owner: make it an "
-              "internal::OwnedAtomic with a tree node as owner, or list it in "
+              "OwnedAtomic with a tree node as owner, or list it in "
               "engine/audit_owners.txt with its owner and why it is off the task path")
     for p, n in sorted(stale):
         print(f"engine/audit_owners.txt: '{n}' in {p} is listed but not declared there")

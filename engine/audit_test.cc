@@ -1,5 +1,5 @@
 // The engine's sharing shape, checked on synthetic 16- and 64-core machines
-// (engine/internal/owned_atomic.h): a task submitted, run and completed on
+// (engine/owned_atomic.h): a task submitted, run and completed on
 // core i writes only state owned by the nodes of core i's path at or below
 // the task's queue (for a one-core task: core i's leaf), and the task itself.
 // One engine-wide counter on that path (QueueTree's old `queued_`) fails it.
@@ -14,8 +14,6 @@
 namespace rondo::engine {
 namespace {
 
-using internal::OwnedAtomic;
-using internal::WriteAudit;
 
 constexpr const char* kTopologies[] = {
     "synthetic:package:2 l3:2 core:4 pu:1",                // 16 cores
@@ -105,7 +103,7 @@ std::vector<int> SampleCores(int ncores) {
 }  // namespace
 
 TEST_CASE("a same-core task writes only its core's leaf (inline polling)") {
-  if (!internal::kWriteAuditCompiled) {
+  if (!kWriteAuditCompiled) {
     WARN("write audit compiled out (NDEBUG): case skipped");
     return;
   }
@@ -134,7 +132,7 @@ TEST_CASE("a same-core task writes only its core's leaf (inline polling)") {
 
 TEST_CASE("a same-core task run by its core's progress thread stays on the "
           "core's path, whatever sleeps elsewhere") {
-  if (!internal::kWriteAuditCompiled) {
+  if (!kWriteAuditCompiled) {
     WARN("write audit compiled out (NDEBUG): case skipped");
     return;
   }
@@ -167,7 +165,7 @@ TEST_CASE("a same-core task run by its core's progress thread stays on the "
 }
 
 TEST_CASE("the quiet-progress accounting of a rank stays in its core's leaf") {
-  if (!internal::kWriteAuditCompiled) {
+  if (!kWriteAuditCompiled) {
     WARN("write audit compiled out (NDEBUG): case skipped");
     return;
   }
@@ -191,13 +189,13 @@ TEST_CASE("the quiet-progress accounting of a rank stays in its core's leaf") {
 }
 
 TEST_CASE("the audit catches an engine-wide counter on the task path") {
-  if (!internal::kWriteAuditCompiled) {
+  if (!kWriteAuditCompiled) {
     WARN("write audit compiled out (NDEBUG): case skipped");
     return;
   }
   // What QueueTree's `queued_` was: one counter for the whole machine,
   // written by every task (owned by the root, or by nobody).
-  for (int owner : {0, internal::kOwnerEngine}) {
+  for (int owner : {0, kOwnerEngine}) {
     Engine engine(Options(kTopologies[0], "none"));
     const auto& topo = engine.topology();
     OwnedAtomic<int64_t> global(0, owner, "global task counter");
@@ -213,7 +211,7 @@ TEST_CASE("the audit catches an engine-wide counter on the task path") {
 }
 
 TEST_CASE("owners are set on every atomic the engine writes") {
-  if (!internal::kWriteAuditCompiled) {
+  if (!kWriteAuditCompiled) {
     WARN("write audit compiled out (NDEBUG): case skipped");
     return;
   }
@@ -225,7 +223,7 @@ TEST_CASE("owners are set on every atomic the engine writes") {
   WriteAudit::Current() = nullptr;
   auto writes = audit.Take();
   REQUIRE(writes.size() == 1);
-  CHECK(writes[0].owner == internal::kOwnerUnset);
+  CHECK(writes[0].owner == kOwnerUnset);
 }
 
 }  // namespace rondo::engine

@@ -129,16 +129,16 @@ Engine::Engine(EngineOptions options)
     }
   }
   app_polls_.reset(
-      new internal::PaddedOwnedAtomic<uint64_t>[topo_->NumCores()]);
+      new PaddedOwnedAtomic<uint64_t>[topo_->NumCores()]);
   for (int c = 0; c < topo_->NumCores(); ++c)
     app_polls_[c].v.set_owner(topo_->CoreNode(c), "engine app polls");
   node_sleepers_.reset(
-      new internal::PaddedOwnedAtomic<int>[tree_->NumNodes()]);
+      new PaddedOwnedAtomic<int>[tree_->NumNodes()]);
   for (int n = 0; n < tree_->NumNodes(); ++n)
     node_sleepers_[n].v.set_owner(n, "engine node sleepers");
   // The engine's threads feed the write audit of the thread that built it
   // (engine/audit_test.cc; nothing in NDEBUG builds).
-  internal::WriteAudit* const audit = internal::WriteAudit::Current();
+  WriteAudit* const audit = WriteAudit::Current();
   auto add_thread = [this, audit](int core, ProgressThread::Mode mode) {
     ProgressThread::Config cfg;
     cfg.app_polls = &app_polls_[core].v.word();
@@ -160,8 +160,8 @@ Engine::Engine(EngineOptions options)
     threads_.push_back(std::make_unique<ProgressThread>(
         *tree_, node_sleepers_.get(), cfg, [this, core, mode, audit] {
           thread_core = {id_, core};
-          internal::WriteAudit::Current() = audit;
-          internal::WriteAudit::ActorCore() = core;
+          WriteAudit::Current() = audit;
+          WriteAudit::ActorCore() = core;
           Tracer::SetThreadRole(mode == ProgressThread::Mode::kTimer
                                     ? ThreadRole::kTimer
                                     : ThreadRole::kProgress);
@@ -390,7 +390,7 @@ void Engine::BindCurrentThread(int core) {
                                 std::to_string(topo_->NumCores() - 1));
   topo_->BindThreadToCore(core);
   thread_core = {id_, core};
-  internal::WriteAudit::ActorCore() = core;
+  WriteAudit::ActorCore() = core;
 }
 
 int Engine::Poll() noexcept {

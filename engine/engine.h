@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/internal/owned_atomic.h"
+#include "engine/owned_atomic.h"
 #include "engine/options.h"
 #include "engine/progress_thread.h"
 #include "engine/queue_tree.h"
@@ -252,8 +252,8 @@ class Engine {
   const uint64_t id_;
   // Per tree node: engine threads asleep that can run its queue (one cache
   // line per node; a thread counts itself in its core's path only).
-  std::unique_ptr<internal::PaddedOwnedAtomic<int>[]> node_sleepers_;
-  internal::OwnedAtomic<bool> shut_down_{false, internal::kOwnerEngine,
+  std::unique_ptr<PaddedOwnedAtomic<int>[]> node_sleepers_;
+  OwnedAtomic<bool> shut_down_{false, kOwnerEngine,
                                          "engine shut_down"};
   std::vector<std::unique_ptr<ProgressThread>> threads_;
   // Per node: the threads that can run its queue, progress threads first.
@@ -262,7 +262,7 @@ class Engine {
   // Per core, one cache line each: explicit polls (Poll, Wait) from
   // non-engine threads; the timer thread of that core skips its tick when
   // they move.
-  std::unique_ptr<internal::PaddedOwnedAtomic<uint64_t>[]> app_polls_;
+  std::unique_ptr<PaddedOwnedAtomic<uint64_t>[]> app_polls_;
   WakeupRegistry wakeup_registry_;
   QuietSignals quiet_;
   ProgressThread* quiet_thread_ = nullptr;

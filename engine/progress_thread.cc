@@ -23,7 +23,7 @@ int64_t MonotonicNs() {
 }  // namespace
 
 ProgressThread::ProgressThread(
-    QueueTree& tree, internal::PaddedOwnedAtomic<int>* node_sleepers,
+    QueueTree& tree, PaddedOwnedAtomic<int>* node_sleepers,
     Config config, std::function<void()> on_start)
     : tree_(tree),
       node_sleepers_(node_sleepers),

@@ -48,7 +48,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/internal/owned_atomic.h"
+#include "engine/owned_atomic.h"
 #include "engine/queue_tree.h"
 #include "engine/wakeup_source.h"
 
@@ -66,10 +66,10 @@ struct QuietSignals {
   // Low 32 bits: application threads inside Rondo now; high 32 bits: calls
   // entered so far (wrapping). One word, so that entering and leaving cost
   // one atomic read-modify-write each.
-  alignas(64) internal::OwnedAtomic<uint64_t> calls{0};
+  alignas(64) OwnedAtomic<uint64_t> calls{0};
   // Operations in flight that need progress while the application is
   // outside Rondo (requests, collectives, broadcasts to forward).
-  alignas(64) internal::OwnedAtomic<int64_t> background{0};
+  alignas(64) OwnedAtomic<int64_t> background{0};
 
   static constexpr uint64_t kEntered = uint64_t{1} << 32;
   static constexpr uint64_t kInsideMask = kEntered - 1;
@@ -99,7 +99,7 @@ class ProgressThread {
   // engine; the thread counts itself in those of its core's path while it
   // sleeps).
   ProgressThread(QueueTree& tree,
-                 internal::PaddedOwnedAtomic<int>* node_sleepers,
+                 PaddedOwnedAtomic<int>* node_sleepers,
                  Config config, std::function<void()> on_start);
   ~ProgressThread();
   ProgressThread(const ProgressThread&) = delete;
@@ -204,14 +204,14 @@ class ProgressThread {
   void RetractSleep() noexcept;
 
   QueueTree& tree_;
-  internal::PaddedOwnedAtomic<int>* node_sleepers_;
+  PaddedOwnedAtomic<int>* node_sleepers_;
   const Config config_;
   std::function<void()> on_start_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> bound_{false};
   std::atomic<int> tid_{0};
-  alignas(64) internal::OwnedAtomic<uint32_t> sleep_word_{kAwake};
+  alignas(64) OwnedAtomic<uint32_t> sleep_word_{kAwake};
   std::atomic<uint32_t> timer_word_{0};  // futex for interruptible periods
   std::atomic<uint64_t> sleeps_{0};
   std::atomic<uint64_t> busy_passes_{0};

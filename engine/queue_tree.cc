@@ -49,7 +49,7 @@ void QueueTree::Run(Task& task, int node, int core, int& worked) noexcept {
     return;
   }
   if (result != TaskResult::kIdle) ++worked;
-  internal::AuditWrite(node, "queue push (repeat)");
+  AuditWrite(node, "queue push (repeat)");
   static_cast<Q&>(*queues_[node]).Q::Push(&task);
 }
 
@@ -65,7 +65,7 @@ int QueueTree::ScheduleFromImpl(int core) noexcept {
     int64_t budget = q.Q::ApproxSize();
     if (budget < 1) budget = 1;
     while (budget-- > 0) {
-      internal::AuditWrite(node, "queue pop");  // TryPop takes the lock
+      AuditWrite(node, "queue pop");  // TryPop takes the lock
       queues::QueueHook* hook = q.Q::TryPop();
       if (hook == nullptr) break;
       Run<Q>(*static_cast<Task*>(hook), node, core, worked);

@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/internal/owned_atomic.h"
+#include "engine/owned_atomic.h"
 #include "engine/task.h"
 #include "queues/lockfree_queue.h"
 #include "queues/spin_queue.h"
@@ -50,10 +50,10 @@ class QueueTree {
 
   // Queues `task` (state already set to kQueued) in node `node`. Writes
   // only the task and node `node`'s queue: no engine-wide state (see
-  // engine/internal/owned_atomic.h).
+  // engine/owned_atomic.h).
   void Push(Task& task, int node) noexcept {
     task.queue_node_ = node;
-    internal::AuditWrite(node, "queue push");
+    AuditWrite(node, "queue push");
     queues_[node]->Push(&task);
   }
 

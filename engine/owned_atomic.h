@@ -24,15 +24,15 @@
 // an OwnedAtomic is a std::atomic plus an int.
 //
 // Thread-safety: as std::atomic. A WriteAudit may be fed by many threads.
-#ifndef RONDO_ENGINE_INTERNAL_OWNED_ATOMIC_H_
-#define RONDO_ENGINE_INTERNAL_OWNED_ATOMIC_H_
+#ifndef RONDO_ENGINE_OWNED_ATOMIC_H_
+#define RONDO_ENGINE_OWNED_ATOMIC_H_
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
-namespace rondo::engine::internal {
+namespace rondo::engine {
 
 // Owners that are not tree nodes.
 inline constexpr int kOwnerEngine = -1;  // engine-wide: never on a task path
@@ -146,6 +146,6 @@ struct alignas(64) PaddedOwnedAtomic {
   OwnedAtomic<T> v;
 };
 
-}  // namespace rondo::engine::internal
+}  // namespace rondo::engine
 
-#endif  // RONDO_ENGINE_INTERNAL_OWNED_ATOMIC_H_
+#endif  // RONDO_ENGINE_OWNED_ATOMIC_H_
