@@ -7,8 +7,8 @@ tool=$(dirname "$0")/perf_compare.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# stub DIR NAME CASE=NS ... : a program that writes those medians as JSON.
-stub() {
+# fake_bench DIR NAME CASE=NS ... : a stand-in program that writes those medians as JSON.
+fake_bench() {
   local dir=$1 name=$2
   shift 2
   mkdir -p "$dir/bench"
@@ -16,19 +16,19 @@ stub() {
   for kv in "$@"; do
     results+="{\"case\": \"${kv%=*}\", \"median_ns\": ${kv#*=}},"
   done
-  cat > "$dir/bench/$name" <<STUB
+  cat > "$dir/bench/$name" <<FAKE
 #!/usr/bin/env bash
 while [ \$# -gt 0 ]; do
   if [ "\$1" = --json ]; then out=\$2; fi
   shift
 done
 echo '{"benchmark": "$name", "results": [${results%,}]}' > "\$out"
-STUB
+FAKE
   chmod +x "$dir/bench/$name"
 }
 
-stub "$tmp/ref" task_latency same_core=40 core:1=200
-stub "$tmp/new" task_latency same_core=60 core:1=150
+fake_bench "$tmp/ref" task_latency same_core=40 core:1=200
+fake_bench "$tmp/new" task_latency same_core=60 core:1=150
 set +e
 /usr/bin/python3 "$tool" --ref-bin "$tmp/ref" --new-bin "$tmp/new" \
   --cases task_latency --rounds 3 --json "$tmp/out.json" > "$tmp/log" 2>&1
@@ -52,11 +52,11 @@ assert r["task_latency:core:1"]["rounds"] == 3, r
 PY
 
 # No regression: exit 0. A case missing in the working tree: exit 1.
-stub "$tmp/new" task_latency same_core=40 core:1=200
+fake_bench "$tmp/new" task_latency same_core=40 core:1=200
 /usr/bin/python3 "$tool" --ref-bin "$tmp/ref" --new-bin "$tmp/new" \
   --cases task_latency --rounds 2 > "$tmp/log" 2>&1 ||
   { cat "$tmp/log"; echo "FAIL: equal figures must exit 0"; exit 1; }
-stub "$tmp/new" task_latency same_core=40
+fake_bench "$tmp/new" task_latency same_core=40
 set +e
 /usr/bin/python3 "$tool" --ref-bin "$tmp/ref" --new-bin "$tmp/new" \
   --cases task_latency --rounds 1 > "$tmp/log" 2>&1
