@@ -78,16 +78,6 @@ std::string FindRondoRun(const char* argv0) {
   throw std::runtime_error(msg);
 }
 
-std::string UserPath(const std::string& path) {
-  if (path.empty() || path[0] == '/') return path;
-  std::string base = Env("BUILD_WORKING_DIRECTORY");
-  if (base.empty()) {
-    char buf[PATH_MAX];
-    if (getcwd(buf, sizeof(buf)) != nullptr) base = buf;
-  }
-  return base.empty() ? path : base + "/" + path;
-}
-
 void WriteUserJson(const Report& report, const std::string& json_arg,
                    const nlohmann::json& machine) {
   if (json_arg.empty()) return;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/plot.h"  // UserPath
 #include "bench/report.h"
 #include "engine/engine.h"
 #include "nmad/core.h"
@@ -34,10 +35,6 @@ std::string FindRondoRun(const char* argv0);
 
 // The path of this executable (/proc/self/exe).
 std::string SelfExe();
-
-// `path` made absolute: relative paths are taken from the directory where
-// `bazel run` was invoked (BUILD_WORKING_DIRECTORY), else the current one.
-std::string UserPath(const std::string& path);
 
 // With a --json argument, writes `report` there (through UserPath) with
 // `machine` added to the machine section, and says where; else nothing.

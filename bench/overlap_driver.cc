@@ -132,6 +132,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/cluster/cluster_run.h"
 #include "bench/jobs.h"
 #include "bench/plot.h"
 #include "bench/report.h"
@@ -157,7 +158,6 @@ constexpr double kDiagonalFactor = 3.0;
 constexpr const char* kClusterCollectives =
     "ibcast,iallreduce,iallgather,ialltoall";
 constexpr const char* kClusterConfigs = "default,basic,progress,timer";
-constexpr const char* kClusterRate = "1gbit";
 constexpr const char* kClusterCommBytes = "1048576,4194304";
 constexpr double kMiB = 1048576.0;
 // A cell is significant when the 95% confidence interval of its overhead
@@ -176,15 +176,11 @@ struct Args {
   std::string configs;      // empty: the mode's default list
   std::string collectives;  // empty: the mode's default list
   std::string ranks;        // empty: 2 (shared memory), K (cluster)
-  // --cluster: "0" shared memory on this machine, "auto" the cluster of 2
-  // hosts when this machine can emulate one, else shared memory; K: K hosts.
-  std::string cluster = "0";
-  std::string rate = kClusterRate;
+  // --cluster, --rate, --launcher, --srun (bench/cluster/cluster_run.h).
+  cluster::ClusterArgs cl;
   std::string comm_bytes;          // empty: the mode's default
   double min_bytes = -1;           // < 0: 1 MiB on the cluster, else 0
   double significance = kSignificance;
-  bool inside_cluster = false;     // hidden: run by cluster.sh run
-  std::string cluster_sh;          // hidden, for tests: cluster.sh's path
   std::string mpirun_mpich = "/usr/bin/mpirun.mpich";
   std::string comm_us, comp_us;  // empty: kDefaultTargets (--full: kFull...)
   int reps = 0;                  // 0: kDefaultReps (--full: kFullReps)
@@ -197,10 +193,6 @@ struct Args {
   bool quiet = false;
   bool cells = false;  // print the per-cell tables
   std::string mpirun = "/usr/bin/mpirun";
-  // --cluster only: mpirun (Open MPI's and MPICH's own launchers in host 0)
-  // or srun (an emulated Slurm cluster: `cluster.sh slurm`).
-  std::string launcher = "mpirun";
-  std::string srun = "/usr/bin/srun";
   std::vector<std::string> program_override;  // hidden: LIB=PATH
   std::vector<std::string> command;           // argv, for the report
 };
@@ -477,7 +469,7 @@ class Driver {
 
   int Run() {
     if (const int rc = Setup(); rc != 0) return rc;
-    if (hosts_ > 0 && !a_.inside_cluster) return RunInCluster();
+    if (hosts_ > 0 && !a_.cl.inside) return plan_.RunSelfInside(a_.command);
     PrintPlan();
     char tmpl[] = "/tmp/rondo-overlap.XXXXXX";
     if (mkdtemp(tmpl) == nullptr)
@@ -605,119 +597,25 @@ class Driver {
 
   // ---- the emulated cluster ----
 
-  // The link rate in bits per second from tc's units (cluster.sh's); 0 when
-  // the text is not one.
-  static double RateBits(const std::string& text) {
-    static const std::pair<const char*, double> kUnits[] = {
-        {"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3},
-        {"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3},
-        {"bit", 1},     {"bps", 8}};
-    std::string t;
-    for (char ch : text) t += static_cast<char>(std::tolower(ch));
-    for (const auto& [unit, scale] : kUnits) {
-      const size_t n = std::strlen(unit);
-      if (t.size() <= n || t.compare(t.size() - n, n, unit) != 0) continue;
-      const std::string number = t.substr(0, t.size() - n);
-      char* end = nullptr;
-      const double v = std::strtod(number.c_str(), &end);
-      if (number.empty() || *end != '\0' || !std::isfinite(v) || v <= 0)
-        return 0;
-      return v * scale;
-    }
-    return 0;
-  }
-
-  // `cluster.sh check`: "" when this machine can emulate a cluster, else
-  // the problems it names, on one line.
-  std::string ClusterSh(std::string* why) const {
-    if (!a_.cluster_sh.empty()) return a_.cluster_sh;
-    return FindExecutable(argv0_, "bench/cluster/cluster.sh", why);
-  }
-
-  std::string ClusterProblems() const {
-    std::string why;
-    const std::string sh = ClusterSh(&why);
-    if (sh.empty()) return "bench/cluster/cluster.sh not found (" + why + ")";
-    FILE* p = popen((ShellQuote(sh) + " check 2>&1").c_str(), "r");
-    if (p == nullptr) return "cannot run " + sh + " check";
-    std::string out, problems;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-    const int status = pclose(p);
-    if (status == 0) return "";
-    for (const std::string& line : Split(out, '\n'))
-      if (line.rfind("  - ", 0) == 0)
-        problems += (problems.empty() ? "" : "; ") + line.substr(4);
-    return problems.empty() ? "cluster.sh check failed: " + out : problems;
-  }
-
-  // --cluster and --rate: hosts_ (0 = shared memory) and rate_bits_; 0, or
-  // the exit status (2 bad arguments, 1 the machine cannot do it).
+  // --cluster, --rate, --launcher (bench/cluster/cluster_run.h): hosts_ (0 =
+  // shared memory) and rate_bits_; 0, or the exit status (2 bad arguments, 1
+  // the machine cannot do it).
   int ParseCluster() {
-    const long processors = sysconf(_SC_NPROCESSORS_ONLN);
-    const int max_hosts = static_cast<int>(std::min(250L, 4 * processors));
-    if (a_.cluster == "0" || a_.cluster.empty()) {
-      hosts_ = 0;
-    } else if (a_.cluster == "auto") {
-      const std::string problems = ClusterProblems();
-      if (problems.empty()) {
-        hosts_ = 2;
-      } else {
-        std::printf(
-            "overlap: no emulated cluster here (%s); running the "
-            "shared-memory comparison, which cannot show overlap on a "
-            "machine whose cores all compute (docs/overlap.md)\n",
-            problems.c_str());
-        hosts_ = 0;
-      }
-    } else {
-      char* end = nullptr;
-      errno = 0;
-      const long k = std::strtol(a_.cluster.c_str(), &end, 10);
-      if (*end != '\0' || errno != 0 || k < 2 || k > max_hosts)
-        return Bad("--cluster: '" + a_.cluster +
-                   "' is not allowed; expected 0 (shared memory), auto, or a "
-                   "host count in 2.." + std::to_string(max_hosts) +
-                   " (this machine has " + std::to_string(processors) +
-                   " processors; an emulated host gets at least a quarter "
-                   "of one)");
-      hosts_ = static_cast<int>(k);
-      rate_bits_ = RateBits(a_.rate);
-      if (rate_bits_ < 1e6 || rate_bits_ > 1e12)
-        return Bad("--rate: '" + a_.rate +
-                   "' is not allowed; expected a link rate in tc's units "
-                   "between 1mbit and 1tbit, such as 1gbit or 250mbit (the "
-                   "communication targets follow from it)");
-      if (!a_.inside_cluster) {
-        const std::string problems = ClusterProblems();
-        if (!problems.empty()) {
-          std::fprintf(stderr,
-                       "overlap: --cluster %d needs an emulated cluster, "
-                       "which this machine cannot run: %s. Nothing was "
-                       "created. Without --cluster, or with --cluster auto, "
-                       "the shared-memory comparison runs instead.\n",
-                       hosts_, problems.c_str());
-          return 1;
-        }
-      }
+    std::string message;
+    const int rc = plan_.Parse(a_.cl, &message);
+    if (rc == 2) return Bad(message);
+    if (rc != 0) {
+      std::fprintf(stderr, "overlap: %s Without --cluster, or with --cluster "
+                   "auto, the shared-memory comparison runs instead.\n",
+                   message.c_str());
+      return rc;
     }
-    if (hosts_ > 0) {
-      rate_bits_ = RateBits(a_.rate);
-      if (rate_bits_ < 1e6 || rate_bits_ > 1e12)
-        return Bad("--rate: '" + a_.rate +
-                   "' is not allowed; expected a link rate in tc's units "
-                   "between 1mbit and 1tbit, such as 1gbit or 250mbit (the "
-                   "communication targets follow from it)");
-      if (a_.inside_cluster && a_.launcher == "srun" &&
-          (Env("CLUSTER_SH").empty() || Env("SLURM_CONF").empty()))
-        return Bad("--inside-cluster --launcher srun: not inside `cluster.sh "
-                   "slurm run` (CLUSTER_SH, SLURM_CONF)");
-      if (a_.inside_cluster && a_.launcher != "srun" &&
-          (Env("CLUSTER_SH").empty() ||
-           Env("CLUSTER_HOSTS") != std::to_string(hosts_)))
-        return Bad("--inside-cluster: not inside `cluster.sh run " +
-                   std::to_string(hosts_) + "` (CLUSTER_SH, CLUSTER_HOSTS)");
-    }
+    if (!message.empty())
+      std::printf("overlap: %s: the shared-memory comparison cannot show "
+                  "overlap on a machine whose cores all compute "
+                  "(docs/overlap.md)\n", message.c_str());
+    hosts_ = plan_.hosts();
+    rate_bits_ = plan_.rate_bits();
     return 0;
   }
 
@@ -738,86 +636,10 @@ class Driver {
     return Join(out, ",");
   }
 
-  // Runs this driver again inside `cluster.sh run K`, which builds the
-  // cluster, and removes it whatever happens (a failing job, Ctrl-C).
-  int RunInCluster() {
-    std::string why;
-    const std::string sh = ClusterSh(&why);
-    if (sh.empty()) {
-      std::fprintf(stderr, "overlap: %s\n", why.c_str());
-      return 1;
-    }
-    std::string self = a_.command.empty() ? "" : a_.command[0];
-    if (self.find('/') == std::string::npos || self[0] != '/') {
-      char buf[4096];
-      const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-      if (self.find('/') != std::string::npos)
-        self = std::filesystem::absolute(self).string();
-      else if (n > 0)
-        self.assign(buf, n);
-    }
-    const std::string prefix =
-        "ovl" + std::to_string(static_cast<long>(getpid()) % 100000000);
-    const bool srun = a_.launcher == "srun";
-    // Slurm: a controller host more than the compute nodes; the driver
-    // runs in it (`slurm run`) and `slurm down` removes everything after.
-    std::vector<std::string> argv =
-        srun ? std::vector<std::string>{sh, "slurm", "run", "--prefix",
-                                        prefix, "--", self}
-             : std::vector<std::string>{sh,     "run", std::to_string(hosts_),
-                                        "--rate", a_.rate, "--prefix",
-                                        prefix,  "--",   self};
-    for (size_t i = 1; i < a_.command.size(); ++i) {
-      const std::string& w = a_.command[i];
-      if (w == "--cluster") {
-        ++i;
-        continue;
-      }
-      if (w.rfind("--cluster=", 0) == 0) continue;
-      argv.push_back(w);
-    }
-    for (const char* w : {"--cluster", "", "--inside-cluster"}) argv.push_back(w);
-    argv[argv.size() - 2] = std::to_string(hosts_);
-    std::printf(
-        "overlap: an emulated cluster of %d hosts, one rank per host, links "
-        "at %s (bench/cluster/cluster.sh %s, removed afterwards)\n",
-        hosts_, a_.rate.c_str(),
-        srun ? "slurm: slurmctld in an extra host 0, ranks started by srun"
-             : "run");
-    std::fflush(stdout);
-    bool interrupted = false;
-    if (!srun) {
-      const int rc = RunCommand(argv, Environment(), &interrupted);
-      return interrupted && rc == 0 ? 1 : rc;
-    }
-    const std::vector<std::string> up = {sh,       "slurm",  "up",
-                                         std::to_string(hosts_ + 1),
-                                         "--rate", a_.rate, "--prefix",
-                                         prefix};
-    const std::vector<std::string> down = {sh, "slurm", "down", "--prefix",
-                                           prefix};
-    int rc = RunCommand(up, Environment(), &interrupted);
-    if (rc == 0 && !interrupted) rc = RunCommand(argv, Environment(),
-                                                 &interrupted);
-    bool ignored = false;
-    const int down_rc = RunCommand(down, Environment(), &ignored);
-    if (down_rc != 0)
-      std::fprintf(stderr, "overlap: cluster.sh slurm down --prefix %s "
-                   "exited %d\n", prefix.c_str(), down_rc);
-    return interrupted && rc == 0 ? 1 : rc;
-  }
-
   // Checks the arguments, finds the programs and plans the jobs; 0, or the
   // exit status (2 bad arguments, 1 nothing can run).
   int Setup() {
-    if (a_.launcher != "mpirun" && a_.launcher != "srun")
-      return Bad("--launcher: '" + a_.launcher +
-                 "' is not allowed; expected mpirun or srun");
     if (const int rc = ParseCluster(); rc != 0) return rc;
-    if (a_.launcher == "srun" && hosts_ == 0)
-      return Bad("--launcher srun is only allowed with --cluster K: srun "
-                 "starts the ranks on an emulated Slurm cluster of K compute "
-                 "hosts");
     if (!a_.ranks.empty() || hosts_ == 0) {
       const std::string given = a_.ranks.empty() ? "2" : a_.ranks;
       char* end = nullptr;
@@ -915,15 +737,15 @@ class Driver {
       if (program.empty()) {
         missing += "; build it with `bazel build -c opt //bench:overlap_" +
                    library + "`";
-      } else if (cluster && a_.launcher == "srun" && library == "mpich") {
+      } else if (cluster && a_.cl.launcher == "srun" && library == "mpich") {
         missing = "Debian's MPICH 4.0.2 has no PMIx client and srun starts "
                   "ranks through PMIx here (--launcher srun runs Rondo and "
                   "Open MPI)";
-      } else if (cluster && a_.launcher == "srun") {
-        if (Executable(a_.srun))
-          launcher = a_.srun;
+      } else if (cluster && a_.cl.launcher == "srun") {
+        if (Executable(a_.cl.srun))
+          launcher = a_.cl.srun;
         else
-          missing = a_.srun + " not found (Debian package slurm-client)";
+          missing = a_.cl.srun + " not found (Debian package slurm-client)";
       } else if (library == "mpich" && !Executable(a_.mpirun_mpich)) {
         missing = a_.mpirun_mpich +
                   " not found (Debian package mpich; or --mpirun-mpich PATH)";
@@ -985,7 +807,7 @@ class Driver {
         job.config = c;
         job.program = programs_[library].first;
         job.launcher_path = programs_[library].second;
-        if (cluster && a_.launcher == "srun")
+        if (cluster && a_.cl.launcher == "srun")
           job.launcher = Launcher::kClusterSrun;
         else if (cluster)
           job.launcher = c.library == "mpich" ? Launcher::kClusterMpich
@@ -1334,7 +1156,7 @@ class Driver {
   // Host i of the job's ranks (srun: host 0 is Slurm's controller) and its
   // address (cluster.sh: 10.77.0.(i+1)).
   int RankHost(int rank) const {
-    return a_.launcher == "srun" ? rank + 1 : rank;
+    return a_.cl.launcher == "srun" ? rank + 1 : rank;
   }
   std::string HostAddress(int host) const {
     return hosts_ > 0 ? "10.77.0." + std::to_string(host + 1) : "127.0.0.1";
@@ -2214,7 +2036,7 @@ class Driver {
         {"ranks", ranks_},
         {"mode", hosts_ > 0 ? "cluster" : "shared memory"},
         {"cluster_hosts", hosts_},
-        {"cluster_rate", hosts_ > 0 ? json(a_.rate) : json(nullptr)},
+        {"cluster_rate", hosts_ > 0 ? json(a_.cl.rate) : json(nullptr)},
         {"cluster_host_cpus",
          hosts_ > 0 ? json(Env("CLUSTER_HOST_CPUS")) : json(nullptr)},
         {"processors", sysconf(_SC_NPROCESSORS_ONLN)},
@@ -2264,7 +2086,7 @@ class Driver {
       }
       args.push_back("--title-prefix");
       args.push_back(hosts_ > 0 ? std::to_string(hosts_) + " hosts at " +
-                                      a_.rate + ":"
+                                      a_.cl.rate + ":"
                                 : std::to_string(ranks_) + " ranks:");
       // One heat-map per library side by side: each library's defaults,
       // and MPICH's progress thread.
@@ -2307,6 +2129,7 @@ class Driver {
   const char* argv0_;
   Args a_;
   int ranks_ = 2;
+  cluster::ClusterPlan plan_{"overlap", argv0_};
   int hosts_ = 0;          // emulated hosts; 0: shared memory
   double rate_bits_ = 0;   // the cluster's link rate
   double min_bytes_ = 0;   // the summary's smallest message
@@ -2410,24 +2233,24 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--mpirun", a.mpirun,
                  "Open MPI's mpirun (default /usr/bin/mpirun)");
-  app.add_option("--launcher", a.launcher,
+  app.add_option("--launcher", a.cl.launcher,
                  "with --cluster: mpirun (each library's own launcher in "
                  "host 0, the default) or srun (an emulated Slurm cluster, "
                  "srun --mpi=pmix: Rondo and Open MPI)");
-  app.add_option("--srun", a.srun, "Slurm's srun (default /usr/bin/srun)");
+  app.add_option("--srun", a.cl.srun, "Slurm's srun (default /usr/bin/srun)");
   app.add_flag("--quiet", a.quiet,
                "no progress bars or command lines: the job lines, the "
                "summary and the files");
   app.add_flag("--cells", a.cells,
                "also print every cell of every job (they are always in the "
                "CSV and the JSON)");
-  app.add_option("--cluster", a.cluster,
+  app.add_option("--cluster", a.cl.cluster,
                  "0: shared memory on this machine (default); K: an emulated "
                  "cluster of K hosts (bench/cluster, needs root and network "
                  "namespaces), one rank per host, every library started by "
                  "its own launcher; auto: 2 hosts when this machine can, "
                  "else shared memory");
-  app.add_option("--rate", a.rate,
+  app.add_option("--rate", a.cl.rate,
                  "the emulated links' rate in tc units (default 1gbit); the "
                  "communication targets follow from it");
   app.add_option("--comm-bytes", a.comm_bytes,
@@ -2444,8 +2267,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.01, 100.0));
   app.add_option("--mpirun-mpich", a.mpirun_mpich,
                  "MPICH's mpirun (default /usr/bin/mpirun.mpich)");
-  app.add_flag("--inside-cluster", a.inside_cluster)->group("");
-  app.add_option("--cluster-sh", a.cluster_sh)->group("");
+  app.add_flag("--inside-cluster", a.cl.inside)->group("");
+  app.add_option("--cluster-sh", a.cl.cluster_sh)->group("");
   // For tests: a stand-in program for a library (LIB=PATH).
   app.add_option("--program-override", a.program_override)->group("");
   try {
