@@ -19,28 +19,28 @@ void Rail::DrainSlow() noexcept {
   bool posted = false;
   if (has_ops.load(std::memory_order_acquire)) {
     posted = true;
-    std::vector<std::function<void()>> run;
     {
       std::lock_guard<std::mutex> g(ops_mu);
-      run.swap(ops);
+      ops_run.swap(ops);
       has_ops.store(false, std::memory_order_relaxed);
     }
-    for (auto& op : run) op();
+    for (auto& op : ops_run) op();
+    ops_run.clear();
   }
   // Once per call: a target the driver refused (kNoResource) goes back on
   // the list and waits for the next pass, after the driver has polled.
   if (has_dirty.load(std::memory_order_acquire)) {
     posted = true;
-    std::vector<FlushTarget*> flush;
     {
       std::lock_guard<std::mutex> g(dirty_mu);
-      flush.swap(dirty);
+      dirty_run.swap(dirty);
       has_dirty.store(false, std::memory_order_relaxed);
     }
-    for (FlushTarget* t : flush) {
+    for (FlushTarget* t : dirty_run) {
       t->dirty.store(false, std::memory_order_release);
       client->Flush(*this, *t);
     }
+    dirty_run.clear();
   }
   if (posted && notify_after_post) Notify();
 }

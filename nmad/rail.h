@@ -218,6 +218,11 @@ struct Rail final : engine::WakeupSource {
   std::mutex dirty_mu;
   std::vector<FlushTarget*> dirty;
   std::atomic<bool> has_dirty{false};
+  // What DrainSlow runs, swapped with `ops` and `dirty` under their locks
+  // and cleared after (rail held): both pairs keep their capacity, so a
+  // warm rail posts and flushes without allocating.
+  std::vector<std::function<void()>> ops_run;
+  std::vector<FlushTarget*> dirty_run;
   std::vector<PacketBuf*> free_bufs;  // rail held
 };
 
