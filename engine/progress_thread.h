@@ -165,6 +165,12 @@ class ProgressThread {
   // Whether binding to the core succeeded (false on synthetic topologies).
   bool bound() const { return bound_.load(std::memory_order_acquire); }
 
+  // How long a quiet thread sleeps on its fds at most while the application
+  // computes with work pending: a safety net (rondo-info prints its cost).
+  static constexpr int quiet_safety_net_ms() noexcept {
+    return kQuietFdSleepMs;
+  }
+
  private:
   static constexpr uint32_t kAwake = 0;
   static constexpr uint32_t kAsleep = 1;

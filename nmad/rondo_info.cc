@@ -7,6 +7,7 @@
 // every rank learns the node's view as an MPI program would (nmad/node.h):
 // local rank 0 prints the node's placement, every rank its own line.
 #include <algorithm>
+#include <chrono>
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -180,18 +181,47 @@ int main(int argc, char** argv) {
       out << "\n";
       // What wakes this rank's background progress on each rail, and what
       // it falls back to where nothing does (docs/defaults.md).
+      // The cost of that, measured here: an idle progress pass (every rail
+      // polled once), times how often it runs while the application
+      // computes with work pending and nothing arrives.
+      constexpr int kPasses = 2000;
+      for (int i = 0; i < kPasses / 10; ++i) core.value()->Progress();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < kPasses; ++i) core.value()->Progress();
+      const double pass_ns =
+          std::chrono::duration<double, std::nano>(
+              std::chrono::steady_clock::now() - t0)
+              .count() /
+          kPasses;
+      const int64_t poll_us =
+          std::max<int64_t>(engine.options().quiet_period_us / 2, 1);
+      bool polled = false;
       out << "rank " << rank << " progress wakes on:";
       for (int r = 0; r < core.value()->rails(); ++r) {
         const bool fd = core.value()->RailWakeup(r) == "event fd";
+        polled = polled || !fd;
         out << " rail " << r << ": "
             << (fd ? "the transport's event fd"
-                   : "nothing: polled every " +
-                         std::to_string(std::max<int64_t>(
-                             engine.options().quiet_period_us / 2, 1)) +
+                   : "nothing: polled every " + std::to_string(poll_us) +
                          " us");
         if (r + 1 < core.value()->rails()) out << ";";
       }
-      out << "\n";
+      const double period_ns =
+          polled ? poll_us * 1e3
+                 : rondo::engine::ProgressThread::quiet_safety_net_ms() * 1e6;
+      char cost[200];
+      std::snprintf(cost, sizeof cost,
+                    "\nrank %d idle progress pass: %.0f ns; with work pending "
+                    "and nothing arriving it runs every %s: %.3f%% of the "
+                    "computation's core\n",
+                    rank, pass_ns,
+                    polled ? (std::to_string(poll_us) + " us").c_str()
+                           : (std::to_string(rondo::engine::ProgressThread::
+                                                 quiet_safety_net_ms()) +
+                              " ms (the safety net)")
+                                 .c_str(),
+                    100.0 * pass_ns / period_ns);
+      out << cost;
       std::cout << out.str() << std::flush;
       return 0;  // ~Core: a barrier, then the bootstrap's Finalize
     }

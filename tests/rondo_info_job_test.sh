@@ -1,0 +1,22 @@
+#!/bin/bash
+# rondo-info inside a 2-rank job: each rank's rails, what wakes its
+# background progress, and the measured cost of an idle pass with the
+# period it runs at (issue 27: the fallback's cost is printed).
+set -euo pipefail
+RUN=$1
+INFO=$2
+out=$("$RUN" -n 2 --timeout 60 "$INFO" 2>&1)
+echo "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+for r in 0 1; do
+  grep -Eq "^rank $r rails: 0=[a-z]+ 1=[a-z]+" <<<"$out" || fail "rank $r rails line"
+  grep -Eq "^rank $r progress wakes on: rail 0: (the transport's event fd|nothing: polled every [0-9]+ us)" <<<"$out" ||
+    fail "rank $r wake-up line"
+  line=$(grep -E "^rank $r idle progress pass: " <<<"$out") || fail "rank $r cost line"
+  ns=$(sed -E 's/.*pass: ([0-9]+) ns.*/\1/' <<<"$line")
+  pct=$(sed -E 's/.*: ([0-9.]+)% of the computation.s core$/\1/' <<<"$line")
+  [[ $ns =~ ^[0-9]+$ && $ns -gt 0 ]] || fail "rank $r pass cost '$ns'"
+  [[ $pct =~ ^[0-9]+\.[0-9]+$ ]] || fail "rank $r share '$pct'"
+  grep -Eq "runs every ([0-9]+ us|20 ms \(the safety net\))" <<<"$line" || fail "rank $r period"
+done
+echo PASS
