@@ -134,6 +134,7 @@
 
 #include "bench/cluster/cluster_run.h"
 #include "bench/jobs.h"
+#include "bench/overlap_metrics.h"
 #include "bench/plot.h"
 #include "bench/report.h"
 
@@ -1445,11 +1446,33 @@ class Driver {
     // that noise never rewards a configuration).
     double progress_ns_per_mib = NAN, progress_comp_ns_per_mib = NAN;
     double overhead_vs_nompi = NAN, comp_slowdown_vs_nompi = NAN;
+    // The slowdown the kernel's own work on the bytes would cause if it all
+    // ran on the computation's core: 1 + the floor's CPU per MiB x the MiB
+    // one rank handles / the computation's reference (issue 27: r_comp
+    // should be within 0.05 of it).
+    double comp_slowdown_floor = NAN;
   };
+
+  // The kernel floor's share of a cell (see Summary::comp_slowdown_floor).
+  std::optional<double> FloorSlowdown(const Job& job, const Cell& c) const {
+    const auto floor = FloorNsPerMib(job);
+    if (!floor || !c.comp_ref || *c.comp_ref <= 0 || ranks_ < 1)
+      return std::nullopt;
+    int k = -1;
+    for (int i = 0; i < static_cast<int>(std::size(kCollectives)); ++i)
+      if (c.collective == kCollectives[i]) k = i;
+    if (k < 0) return std::nullopt;
+    const double handled = ov_handled_bytes(static_cast<OvCollective>(k),
+                                            static_cast<double>(c.bytes),
+                                            ranks_);
+    if (!std::isfinite(handled)) return std::nullopt;
+    const double per_rank_ns = *floor * handled / ranks_ / kMiB;
+    return 1 + per_rank_ns / (*c.comp_ref * 1e3);
+  }
 
   Summary SummaryOf(const Job& job, const std::string& collective) const {
     Summary s;
-    std::vector<double> o, r, p, cpu, cpu_comp, honest, honest_comp;
+    std::vector<double> o, r, p, cpu, cpu_comp, honest, honest_comp, fl;
     const double impact = std::max(1.0, HonestImpact(job).value_or(NAN));
     for (const Cell& c : job.cells) {
       if (!collective.empty() && c.collective != collective) continue;
@@ -1472,6 +1495,7 @@ class Driver {
       o.push_back(*c.overhead);
       if (c.comm_ratio) r.push_back(*c.comm_ratio);
       if (c.comp_slowdown) p.push_back(*c.comp_slowdown);
+      if (const auto f = FloorSlowdown(job, c)) fl.push_back(*f);
       if (c.measured) s.measured_us.push_back(*c.measured);
       if (std::isfinite(impact) && c.measured && c.comp_ref && c.comm_ref) {
         honest.push_back(
@@ -1488,6 +1512,7 @@ class Driver {
     s.overhead = Median(o);
     s.comm_ratio = Median(r);
     s.comp_slowdown = Median(p);
+    s.comp_slowdown_floor = Median(fl);
     return s;
   }
 
@@ -1745,20 +1770,23 @@ class Driver {
         "the computation's slowdown against no MPI; impact: passive / a "
         "process that never initialised MPI, worst rank (after "
         "MPI_Finalize when that process did not run); CPU: progress CPU per "
-        "MiB over the whole collective, us\n");
-    std::printf("%-18s %8s %9s %8s %9s %7s %7s  %s\n", "library:config",
-                "overhead", "vs no MPI", "r_comp", "r_comp*i", "impact",
-                "CPU/MiB", "versus rondo:default");
+        "MiB over the whole collective, us; floor r: the slowdown the "
+        "kernel's own work on the bytes (the floor, same run) would cause "
+        "on the computation's core\n");
+    std::printf("%-18s %8s %9s %8s %7s %9s %7s %7s  %s\n", "library:config",
+                "overhead", "vs no MPI", "r_comp", "floor r", "r_comp*i",
+                "impact", "CPU/MiB", "versus rondo:default");
     const Summary r = SummaryOf(*rondo, "");
     const double ri = HonestImpact(*rondo).value_or(NAN);
     for (const Job& job : jobs_) {
       const Summary sm = SummaryOf(job, "");
       const double impact = HonestImpact(job).value_or(NAN);
-      std::printf("%-18s %8s %9s %8s %9s %7s %7s  %s\n",
+      std::printf("%-18s %8s %9s %8s %7s %9s %7s %7s  %s\n",
                   (job.config.library + ":" + job.config.config).c_str(),
                   Ratio(sm.overhead).c_str(),
                   Ratio(sm.overhead_vs_nompi).c_str(),
                   Ratio(sm.comp_slowdown).c_str(),
+                  Ratio(sm.comp_slowdown_floor).c_str(),
                   Ratio(sm.comp_slowdown_vs_nompi).c_str(),
                   Ratio(impact).c_str(), UsOf(sm.progress_ns_per_mib).c_str(),
                   &job == rondo ? "(reference)"
@@ -1972,6 +2000,8 @@ class Driver {
                    {"overhead_ratio", OrNull(sm.overhead)},
                    {"comm_ratio", OrNull(sm.comm_ratio)},
                    {"comp_slowdown", OrNull(sm.comp_slowdown)},
+                   {"comp_slowdown_kernel_floor",
+                    OrNull(sm.comp_slowdown_floor)},
                    {"cells", sm.cells},
                    {"not_significant", sm.not_significant},
                    {"below_min_bytes", sm.small},

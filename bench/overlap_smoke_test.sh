@@ -203,6 +203,12 @@ for cfg in ("basic", "dedicated"):
     else:  # one invocation's median says nothing about the spread
         assert s["overhead_ratio_spread"] is None, s
     assert s["kernel_floor_ns_per_mib"] == fl["ns_per_mib"], s
+    # The kernel floor's slowdown: 1 + the floor's CPU on one rank's share
+    # of the bytes / the computation (none when no cell was summarized).
+    kf = s["comp_slowdown_kernel_floor"]
+    assert kf is None or (finite(kf) and kf >= 1), s
+    if s["cells"] > 0:
+        assert kf is not None, s
     assert s["impact_vs_nompi"] == r["ratio_vs_nompi_process_worst"], s
 assert doc["machine"]["invocations"] == 2, doc["machine"]
 
