@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -128,6 +129,16 @@ Status ShmDriver::Init(std::string* error) {
       return Status::kInternal;
     }
     caps_.wakeup_fd = true;
+    // Peers' pidfds join the set as they connect (Connect).
+    wake_set_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = 0;  // the doorbell; a peer is its rank + 1
+    if (wake_set_fd_ >= 0 &&
+        epoll_ctl(wake_set_fd_, EPOLL_CTL_ADD, wakeup_fd_, &ev) != 0) {
+      close(wake_set_fd_);
+      wake_set_fd_ = -1;
+    }
   }
   RankSlot& slot = segment_->slot(options_.local);
   slot.rank.store(options_.self, std::memory_order_relaxed);
@@ -142,6 +153,7 @@ ShmDriver::~ShmDriver() {
   for (auto& p : peers_)
     if (p && p->pidfd >= 0) close(p->pidfd);
   if (wakeup_fd_ >= 0) close(wakeup_fd_);
+  if (wake_set_fd_ >= 0) close(wake_set_fd_);
 }
 
 void ShmDriver::SetSink(PacketSink* sink, int rail) {
@@ -191,6 +203,12 @@ Status ShmDriver::Connect(int peer, std::span<const uint8_t> address) {
     p->local = local;
     p->pid = pid;
     p->pidfd = PidfdOpen(pid);
+    if (wake_set_fd_ >= 0 && p->pidfd >= 0) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;  // readable once the process has exited
+      ev.data.u64 = static_cast<uint64_t>(peer) + 1;
+      (void)epoll_ctl(wake_set_fd_, EPOLL_CTL_ADD, p->pidfd, &ev);
+    }
     // What was already written or read by an earlier instance is ours now.
     p->head = segment_->control(local, options_.local)
                   .head.load(std::memory_order_acquire);
@@ -574,6 +592,9 @@ bool ShmDriver::Alive(Peer& p) noexcept {
 void ShmDriver::Fail(Peer& p, Status status, const std::string& what) noexcept {
   if (p.failed) return;
   p.failed = true;
+  // A dead peer's pidfd stays readable: it must not keep waking sleepers.
+  if (wake_set_fd_ >= 0 && p.pidfd >= 0)
+    (void)epoll_ctl(wake_set_fd_, EPOLL_CTL_DEL, p.pidfd, nullptr);
   try {
     failures_.push_back({p.rank, status, what});
   } catch (const std::bad_alloc&) {
@@ -648,6 +669,16 @@ Status ShmDriver::Arm() noexcept {
   if (wakeup_fd_ < 0) return Status::kUnsupported;
   char buf[64];
   while (recv(wakeup_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+  }
+  // A local peer that has exited (its pidfd is ready in the set): fail it
+  // now rather than sleep.
+  if (wake_set_fd_ >= 0) {
+    epoll_event ev[8];
+    const int n = epoll_wait(wake_set_fd_, ev, 8, 0);
+    for (int i = 0; i < n; ++i)
+      if (ev[i].data.u64 != 0)
+        if (Peer* p = PeerOf(static_cast<int>(ev[i].data.u64 - 1)))
+          (void)Alive(*p);
   }
   if (!ready_.empty() || !failures_.empty()) return Status::kBusy;
   RankSlot& slot = segment_->slot(options_.local);

@@ -102,7 +102,12 @@ class ShmDriver final : public Driver {
   Status PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
                      Completion* done) noexcept override;
   int Poll() noexcept override;
-  int WakeupFd() const noexcept override { return wakeup_fd_; }
+  // An epoll set of the doorbell socket and every local peer's pidfd: a
+  // peer that exits wakes a sleeper as a doorbell does (its requests then
+  // fail with kPeerFailed). The socket alone where epoll is unavailable.
+  int WakeupFd() const noexcept override {
+    return wake_set_fd_ >= 0 ? wake_set_fd_ : wakeup_fd_;
+  }
   Status Arm() noexcept override;
 
   // Statistics for tests and rondo-info.
@@ -192,6 +197,7 @@ class ShmDriver final : public Driver {
   bool closed_ = false;
   bool cma_ok_ = true;
   int wakeup_fd_ = -1;
+  int wake_set_fd_ = -1;  // epoll: wakeup_fd_ + the live peers' pidfds
   int idle_polls_ = 0;
   std::vector<std::unique_ptr<Peer>> peers_;  // by job rank
   std::vector<Peer*> by_local_;               // by local index

@@ -3,6 +3,7 @@
 // exchange packets and rendezvous with the parent; a child killed with
 // SIGKILL is reported as a failed peer.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -234,6 +235,72 @@ TEST_CASE("shm process: a peer killed mid-stream is reported", "[shm]") {
     std::memcpy(&v, sink.packets[i].data.data(), sizeof v);
     REQUIRE(v == i);
   }
+}
+
+// A process asleep on WakeupFd() (armed, nothing pending) is woken by a
+// local peer's exit, which its pidfd announces, and the peer's requests
+// fail: a waiter never sleeps through a death on its node.
+TEST_CASE("shm process: a peer's exit wakes a sleeper", "[shm]") {
+  std::string error;
+  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error).value();
+  int go[2];
+  REQUIRE(pipe(go) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(go[1]);
+    auto d = ShmDriver::Create(seg, {.self = 1, .local = 1}, &error);
+    if (!d.ok()) _exit(3);
+    auto addr = d.value()->LocalAddress().value();
+    const int32_t zero = 0;
+    std::memcpy(addr.data() + 12, &zero, 4);
+    std::memcpy(addr.data() + 16, &zero, 4);
+    while (seg->slot(0).pid.load() == 0) {
+    }
+    if (d.value()->Connect(0, addr) != Status::kOk) _exit(4);
+    char c;
+    (void)read(go[0], &c, 1);  // until the parent sleeps (EOF)
+    _exit(0);
+  }
+  close(go[0]);
+  // liveness_polls high: only the wake-up can find the death quickly.
+  auto d = ShmDriver::Create(
+      seg, {.self = 0, .local = 0, .liveness_polls = 1 << 30}, &error);
+  REQUIRE(d.ok());
+  ShmDriver& drv = *d.value();
+  RecordingSink sink;
+  drv.SetSink(&sink, 0);
+  while (seg->slot(1).pid.load() == 0) {
+  }
+  auto addr = drv.LocalAddress().value();
+  const int32_t one = 1;
+  std::memcpy(addr.data() + 12, &one, 4);
+  std::memcpy(addr.data() + 16, &one, 4);
+  REQUIRE(drv.Connect(1, addr) == Status::kOk);
+  std::vector<uint8_t> buf(64);
+  TestCompletion r;
+  REQUIRE(drv.PostRdvRecv(1, 9, buf.data(), buf.size(), &r) ==
+          Status::kInProgress);
+  REQUIRE(drv.WakeupFd() >= 0);
+  REQUIRE(drv.Arm() == Status::kOk);
+  close(go[1]);  // the child exits
+  pollfd pfd{drv.WakeupFd(), POLLIN, 0};
+  // Woken by the exit: a generous bound that only a lost wake-up reaches.
+  REQUIRE(poll(&pfd, 1, 60000) == 1);
+  int wstatus = 0;
+  REQUIRE(waitpid(child, &wstatus, 0) == child);
+  CHECK(WIFEXITED(wstatus));
+  CHECK(drv.Arm() == Status::kBusy);  // the death is pending delivery
+  drv.Poll();
+  REQUIRE(sink.failures.size() == 1);
+  CHECK(sink.failures[0].peer == 1);
+  CHECK(sink.failures[0].data.find("rank 1 (pid " + std::to_string(child)) !=
+        std::string::npos);
+  CHECK(r.status == Status::kPeerFailed);
+  // The dead peer's pidfd left the set: the next sleep is not cut short.
+  REQUIRE(drv.Arm() == Status::kOk);
+  pfd.revents = 0;
+  CHECK(poll(&pfd, 1, 0) == 0);
 }
 
 TEST_CASE("shm process: a file that is not a segment is refused", "[shm]") {
