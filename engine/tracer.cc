@@ -158,7 +158,7 @@ bool Tracer::Write(const std::string& path, std::string* error) const {
               {"otherData",
                {{"topology", topo_->source().ToString()},
                 // The monotonic clock at ts = 0: traces of several ranks of
-                // one machine line up on it (bench/trace_timeline.py).
+                // one machine line up on it (bench/common/trace_timeline.py).
                 {"origin_ns", origin_ns_},
                 {"dropped_events", dropped()},
                 {"idle_runs", idle_runs()}}}};

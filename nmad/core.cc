@@ -1164,7 +1164,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // (try-lock: a progress thread polling the same rail is left alone), which
   // is what a waiter is there for and skips the queue tree's pop and re-push
   // of the polling task; one pass in four goes through the engine so that
-  // the other tasks queued on this core's path run too (bench/pingpong
+  // the other tasks queued on this core's path run too (bench/p2p/pingpong
   // measured ~30% of a small-message round trip in that walk).
   int Progress() noexcept {
     thread_local uint32_t pass = 0;

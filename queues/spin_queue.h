@@ -44,7 +44,7 @@ class alignas(kCacheLine) SpinQueue final : public TaskQueue {
       // its line for writing now, and do not read it under the lock when
       // it is the last item (its queue_next is null since Push): a
       // hand-off between cores then moves the item's line once, outside
-      // the critical section (bench/task_latency core:1).
+      // the critical section (bench/engine/task_latency core:1).
       __builtin_prefetch(item, 1, 3);
       if (item == tail_) {
         head_ = nullptr;

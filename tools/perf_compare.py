@@ -39,15 +39,15 @@ import tempfile
 
 # name -> (bazel target, arguments, cases to keep: {json case: label})
 SUITES = {
-    "task_latency": ("//bench:task_latency", ["-n", "5000", "--only", "core"],
+    "task_latency": ("//bench/engine:task_latency", ["-n", "5000", "--only", "core"],
                      {"same_core": "task_latency:same_core",
                       "core:1": "task_latency:core:1"}),
-    "pingpong": ("//bench:pingpong", ["-n", "2000"],
+    "pingpong": ("//bench/p2p:pingpong", ["-n", "2000"],
                  {"pingpong:rondo:8": "pingpong:rondo:8"}),
-    "msg_path": ("//bench:msg_path",
+    "msg_path": ("//bench/p2p:msg_path",
                  ["--benchmark_filter=BM_RondoUcx/8/"],
                  {"msg_path:rondo:ucx:8": "msg_path:rondo:ucx:8"}),
-    "mpi_suite": ("//bench:mpi_suite",
+    "mpi_suite": ("//bench/p2p:mpi_suite",
                   ["--ranks", "2", "--tests", "latency,allreduce_float",
                    "--configs", "rondo:default", "--rounds", "1",
                    "--time-per-case-ms", "500"],
@@ -72,21 +72,45 @@ def bazel_bin(tree):
     return out.strip().splitlines()[-1]
 
 
+def former_label(target):
+    """The label `target` had before bench/ was split by purpose (issue 30):
+    //bench/engine:task_latency was //bench:task_latency. A reference commit
+    from before the split has only that one."""
+    return "//bench:" + target.split(":")[1]
+
+
 def build(tree, targets):
-    """Builds what exists among `targets` in `tree`; returns the ones built."""
-    built = []
+    """Builds what exists among `targets` in `tree`, each under its current
+    label or, in a tree from before issue 30, its former one; returns
+    {target: the label built}."""
+    built = {}
     for t in targets:
-        rc, _ = run(["bazel", "build", "-c", "opt", t], cwd=tree, quiet=True)
+        pkg = t[2:].split(":")[0]
+        label = t if os.path.isfile(os.path.join(tree, pkg, "BUILD")) \
+            else former_label(t)
+        rc, _ = run(["bazel", "build", "-c", "opt", label], cwd=tree, quiet=True)
         if rc == 0:
-            built.append(t)
+            built[t] = label
         else:
-            print(f"perf_compare: {t} does not build in {tree}: skipped there")
+            print(f"perf_compare: {label} does not build in {tree}: skipped there")
     return built
 
 
 def target_path(bindir, target):
     pkg, name = target[2:].split(":")
     return os.path.join(bindir, pkg, name)
+
+
+def prebuilt(bindir, targets):
+    """{target: label} of the programs already in `bindir` (a bazel-bin
+    folder), under the current label or the former one."""
+    found = {}
+    for t in targets:
+        for label in (t, former_label(t)):
+            if os.path.exists(target_path(bindir, label)):
+                found[t] = label
+                break
+    return found
 
 
 def medians(program, args, cases):
@@ -144,7 +168,7 @@ def main():
 
     if a.ref_bin and a.new_bin:
         ref_bin, new_bin, ref_name = a.ref_bin, a.new_bin, a.ref or "ref"
-        ref_built = new_built = targets
+        ref_built, new_built = prebuilt(ref_bin, targets), prebuilt(new_bin, targets)
     else:
         if not a.ref:
             print("perf_compare: --ref COMMIT is required")
@@ -184,7 +208,7 @@ def main():
             for side, bindir, built in order:
                 if target not in built:
                     continue
-                for label, ns in medians(target_path(bindir, target), args,
+                for label, ns in medians(target_path(bindir, built[target]), args,
                                          cases).items():
                     samples.setdefault(label, {"ref": [], "new": []})[side].append(ns)
 

@@ -7,16 +7,20 @@ tool=$(dirname "$0")/perf_compare.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# fake_bench DIR NAME CASE=NS ... : a stand-in program that writes those medians as JSON.
+# fake_bench DIR PATH CASE=NS ... : a stand-in program DIR/PATH that writes
+# those medians as JSON. The reference has the layout of before issue 30
+# (bench/task_latency), the working tree today's (bench/engine/task_latency).
 fake_bench() {
-  local dir=$1 name=$2
+  local dir=$1 path=$2
+  local name
+  name=$(basename "$path")
   shift 2
-  mkdir -p "$dir/bench"
+  mkdir -p "$(dirname "$dir/$path")"
   local results=""
   for kv in "$@"; do
     results+="{\"case\": \"${kv%=*}\", \"median_ns\": ${kv#*=}},"
   done
-  cat > "$dir/bench/$name" <<FAKE
+  cat > "$dir/$path" <<FAKE
 #!/usr/bin/env bash
 while [ \$# -gt 0 ]; do
   if [ "\$1" = --json ]; then out=\$2; fi
@@ -24,11 +28,11 @@ while [ \$# -gt 0 ]; do
 done
 echo '{"benchmark": "$name", "results": [${results%,}]}' > "\$out"
 FAKE
-  chmod +x "$dir/bench/$name"
+  chmod +x "$dir/$path"
 }
 
-fake_bench "$tmp/ref" task_latency same_core=40 core:1=200
-fake_bench "$tmp/new" task_latency same_core=60 core:1=150
+fake_bench "$tmp/ref" bench/task_latency same_core=40 core:1=200
+fake_bench "$tmp/new" bench/engine/task_latency same_core=60 core:1=150
 set +e
 /usr/bin/python3 "$tool" --ref-bin "$tmp/ref" --new-bin "$tmp/new" \
   --cases task_latency --rounds 3 --json "$tmp/out.json" > "$tmp/log" 2>&1
@@ -52,11 +56,11 @@ assert r["task_latency:core:1"]["rounds"] == 3, r
 PY
 
 # No regression: exit 0. A case missing in the working tree: exit 1.
-fake_bench "$tmp/new" task_latency same_core=40 core:1=200
+fake_bench "$tmp/new" bench/engine/task_latency same_core=40 core:1=200
 /usr/bin/python3 "$tool" --ref-bin "$tmp/ref" --new-bin "$tmp/new" \
   --cases task_latency --rounds 2 > "$tmp/log" 2>&1 ||
   { cat "$tmp/log"; echo "FAIL: equal figures must exit 0"; exit 1; }
-fake_bench "$tmp/new" task_latency same_core=40
+fake_bench "$tmp/new" bench/engine/task_latency same_core=40
 set +e
 /usr/bin/python3 "$tool" --ref-bin "$tmp/ref" --new-bin "$tmp/new" \
   --cases task_latency --rounds 1 > "$tmp/log" 2>&1

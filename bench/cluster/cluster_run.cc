@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "bench/plot.h"
+#include "bench/common/plot.h"
 
 namespace rondo::bench::cluster {
 

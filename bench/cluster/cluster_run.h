@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/jobs.h"
+#include "bench/common/jobs.h"
 
 namespace rondo::bench::cluster {
 

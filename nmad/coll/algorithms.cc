@@ -492,7 +492,7 @@ Algorithm Choose(const CollArgs& a) {
   // in step. Thresholds marked MPICH are MPICH 4's defaults
   // (MPIR_CVAR_BCAST_SHORT_MSG_SIZE, _BCAST_MIN_PROCS,
   // _ALLREDUCE_SHORT_MSG_SIZE); the others were measured with
-  // bench/mpi_suite and bench/coll (docs/coll_benchmarks.md).
+  // bench/p2p/mpi_suite and bench/coll (docs/coll_benchmarks.md).
   const int n = a.size;
   const uint64_t B = a.bytes;
   const uint64_t seg = std::max<uint64_t>(a.segment_bytes, 1);
@@ -531,7 +531,7 @@ Algorithm Choose(const CollArgs& a) {
       // Two ranks, long vectors: one rendezvous each way instead of
       // Rabenseifner's two in sequence, which cost more than the halved
       // copy and reduction saves from 512 KiB on (measured: 1 MiB, 235 us
-      // against 259 us, bench/mpi_suite).
+      // against 259 us, bench/p2p/mpi_suite).
       if (n == 2 && B >= 512 * 1024) return A::kRecursiveDoubling;
       // Ranks sharing cores: the same copies and reductions as
       // Rabenseifner, in 2 (n - 1) messages instead of 4 log2(n) per rank.
