@@ -7,7 +7,8 @@
 //     lock before locking (Algorithm 2). Never allocates.
 //   - LockFreeQueue: boost::lockfree::queue of item pointers, with nodes
 //     preallocated (it allocates only past that capacity).
-// bench/engine/task_latency measures both; see docs/architecture.md for which wins.
+// bench/engine/task_latency measures both; see docs/architecture.md for which
+// wins.
 //
 // The poller contract: MaybeNonEmpty() is a cheap check with no side effect
 // (no lock, no write), so an empty queue costs one load to a poller.

@@ -1,7 +1,7 @@
-/* bench/apps/cholesky.c: a synthetic task flow with the communication pattern of
- * the tiled Cholesky factorization (the dynamic-broadcast paper, Section
- * 5.2), run twice in one job: with one MPI_Isend per remote consumer rank
- * ("naive") and with MPIX_Dynamic_bcast ("dynamic"). See docs/cholesky.md.
+/* bench/apps/cholesky.c: a synthetic task flow with the communication
+ * pattern of the tiled Cholesky factorization (the dynamic-broadcast paper,
+ * Section 5.2), run twice in one job: with one MPI_Isend per remote consumer
+ * rank ("naive") and with MPIX_Dynamic_bcast ("dynamic"). See docs/cholesky.md.
  *
  * The matrix is T x T lower-triangular tiles of b x b doubles, distributed
  * 2D block-cyclically over a p x q grid: tile (i, j) lives on rank

@@ -27,8 +27,8 @@
 // list_sizes, delivery_ms, errors, idle_fraction, critical_path_ns,
 // max_work_ns, and ratio_vs_naive (dynamic). "top/last ms": the mean
 // delivery of a tile with two or more recipients to its most urgent and to
-// its last recipient (bench/apps/cholesky.c). Exit status 1 if the job failed or a
-// tile was routed wrong.
+// its last recipient (bench/apps/cholesky.c). Exit status 1 if the job failed
+// or a tile was routed wrong.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

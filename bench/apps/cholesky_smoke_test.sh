@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Smoke test for bench/apps/cholesky: the whole pipeline on this machine (--local:
-# shared memory, no emulated cluster), 4 ranks (a 2x2 grid), T = 4 tiles of
-# 16 x 16 doubles, short kernels. It must print its table and write the JSON
-# of bench/common/report.h with both modes (cholesky:<naive|dynamic>:4:4), positive
-# and ordered figures, no routing error, the same number of tile transfers in
-# both modes, broadcasts only in dynamic mode, and the recipient counts of
-# the plan computed here independently; then two workers per rank with the
-# in-order executor; then a bad argument.
+# Smoke test for bench/apps/cholesky: the whole pipeline on this machine
+# (--local: shared memory, no emulated cluster), 4 ranks (a 2x2 grid), T = 4
+# tiles of 16 x 16 doubles, short kernels. It must print its table and write the
+# JSON of bench/common/report.h with both modes (cholesky:<naive|dynamic>:4:4),
+# positive and ordered figures, no routing error, the same number of tile
+# transfers in both modes, broadcasts only in dynamic mode, and the recipient
+# counts of the plan computed here independently; then two workers per rank with
+# the in-order executor; then a bad argument.
 # Timing results are for the emulated cluster (docs/cholesky.md) and are not
 # checked here.
 set -euo pipefail

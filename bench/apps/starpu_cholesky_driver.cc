@@ -27,7 +27,8 @@
 // Every job runs with OPENBLAS_NUM_THREADS=1, STARPU_SCHED=prio and
 // STARPU_SILENT=1; cluster hosts get STARPU_NCPU = their cores.
 //
-// Output: a table per job, and with --json FILE the bench/common/report.h schema:
+// Output: a table per job, and with --json FILE the schema of
+// bench/common/report.h:
 //   starpu_cholesky:<naive|dynamic>:<H|shm>  median_ns, min_ns, p99_ns,
 //       gflops (median), wait_ns (median of the mean worker wait), residual,
 //       ratio_vs_naive (dynamic), broadcasts, bcast_recipients,
@@ -89,7 +90,8 @@ std::string Command(const char* argv0, const Args& a, const Job& j,
                     const std::string& out) {
   const std::string rondo_run =
       FindProgram(argv0, "drivers/bootstrap/rondo-run");
-  const std::string prog = FindProgram(argv0, "bench/apps/starpu_cholesky_prog");
+  const std::string prog =
+      FindProgram(argv0, "bench/apps/starpu_cholesky_prog");
   std::ostringstream cmd;
   if (j.cluster) {
     // cluster.sh run exports RONDO_RUN_RANK_WRAPPER: each rank starts in

@@ -728,8 +728,8 @@ cmd_launch() {
   local hostlist=() i
   for ((i = 0; i < hosts; ++i)); do hostlist+=("$SUBNET.$((i + 1)):$slots"); done
   # Open MPI's session directory (and MPICH's agent script) in a fresh
-  # directory, as bench/common/jobs.cc does for local jobs: concurrent jobs must not
-  # share a session directory. Short, for the sockets' sun_path.
+  # directory, as bench/common/jobs.cc does for local jobs: concurrent jobs must
+  # not share a session directory. Short, for the sockets' sun_path.
   LAUNCH_DIR=$(mktemp -d /tmp/rondo-cluster-launch.XXXXXX) || die "launch: mktemp failed"
   LAUNCH_CHILD=
   trap 'on_launch_exit' EXIT

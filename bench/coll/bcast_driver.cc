@@ -5,9 +5,9 @@
 // rate-limited links, UCX over TCP), as in Figure 2 of the dynamic-broadcast
 // paper. See docs/bcast.md.
 //
-//   bazel run -c opt //bench/coll:bcast -- [--json FILE] [--rate 250mbit] [--queue 10ms]
-//       [--bytes B] [--min-p 2] [--max-p 16] [--reps 5] [--warmup 1]
-//       [--algos naive,binomial,dynamic] [--local] [--timeout S]
+//   bazel run -c opt //bench/coll:bcast -- [--json FILE] [--rate 250mbit]
+//       [--queue 10ms] [--bytes B] [--min-p 2] [--max-p 16] [--reps 5]
+//       [--warmup 1] [--algos naive,binomial,dynamic] [--local] [--timeout S]
 //
 // --local runs the same job on this machine without the emulated cluster
 // (shared memory: the CPU, not a network, is the bottleneck; labelled so).

@@ -3,8 +3,9 @@
  * MPI (//bench/coll:coll_openmpi, @openmpi//:mpi) and against Rondo's MadMPI
  * (//bench/coll:coll_rondo, //nmad/mpi:mpi): it uses only standard MPI calls
  * that nmad/mpi/include/mpi.h declares, so the two are compared on the same
- * code. The driver //bench/coll:coll (bench/coll/coll_driver.cc) starts it under
- * rondo-run or mpirun and merges the results; see docs/coll_benchmarks.md.
+ * code. The driver //bench/coll:coll (bench/coll/coll_driver.cc) starts it
+ * under rondo-run or mpirun and merges the results; see
+ * docs/coll_benchmarks.md.
  *
  *   <launcher> -n N coll_<impl> [--impl NAME] [--out FILE] [--sizes LIST]
  *       [--collectives LIST] [--time-per-case-ms MS] [--min-reps N]

@@ -38,8 +38,8 @@
 //
 // Output: a table (collective, ranks, bytes, Rondo median, Open MPI median,
 // ratio), the overlap table, and with --json FILE the schema of
-// bench/common/report.h: cases "coll:<impl>:<collective>:<ranks>:<bytes>" (barrier:
-// bytes 0) with median_ns/min_ns/p99_ns, Rondo's cases with
+// bench/common/report.h: cases "coll:<impl>:<collective>:<ranks>:<bytes>"
+// (barrier: bytes 0) with median_ns/min_ns/p99_ns, Rondo's cases with
 // ratio_vs_openmpi (Rondo median / Open MPI median), overlap cases
 // "coll:<impl>:iallreduce_overlap:<ranks>:<bytes>" with overhead_ratio,
 // t_comm_ns, t_comp_ns, t_total_ns; skipped and failed cases in top-level

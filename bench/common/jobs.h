@@ -49,9 +49,9 @@ std::map<std::string, std::string> Environment();
 // Whether `path` is a regular file this process may execute.
 bool Executable(const std::string& path);
 
-// FindProgram (bench/common/plot.h) that reports instead of throwing: the absolute
-// path of `rel` (e.g. "bench/coll/coll_rondo") if it is an executable in the
-// runfiles or next to this binary; else "" and *why (if non-null) says
+// FindProgram (bench/common/plot.h) that reports instead of throwing: the
+// absolute path of `rel` (e.g. "bench/coll/coll_rondo") if it is an executable
+// in the runfiles or next to this binary; else "" and *why (if non-null) says
 // what is missing.
 std::string FindExecutable(const char* argv0, const std::string& rel,
                            std::string* why);

@@ -27,8 +27,8 @@ std::string FindProgram(const char* argv0, const std::string& rel);
 // `s` quoted for a POSIX shell command line.
 std::string ShellQuote(const std::string& s);
 
-// Runs `script_rel` (a workspace path such as "bench/overlap/overlap_plot.py", found
-// in this binary's runfiles or the source tree) with a python3 that can
+// Runs `script_rel` (a workspace path such as "bench/overlap/overlap_plot.py",
+// found in this binary's runfiles or the source tree) with a python3 that can
 // import matplotlib, as `python3 SCRIPT ARGS...`. Without the script or
 // matplotlib it says so on stdout and returns 0 (plots are optional);
 // returns 1 when the script fails. `program` prefixes the messages.
@@ -37,11 +37,12 @@ int RunPythonScript(const char* argv0, const std::string& program,
                     const std::vector<std::string>& args);
 
 // RunPythonScript with the arguments JSON_PATH PLOT_DIR.
-// Runs `script_rel` (a path in the workspace, e.g. "bench/splittree/splittree_plot.py",
-// found in this binary's runfiles or the source tree) with a python3 that
-// can import matplotlib, as `script JSON_PATH PLOT_DIR`. Without the script
-// or matplotlib it says so on stdout and returns 0 (plots are optional);
-// returns 1 when the script fails. `program` prefixes the messages.
+// Runs `script_rel` (a path in the workspace, e.g.
+// "bench/splittree/splittree_plot.py", found in this binary's runfiles or the
+// source tree) with a python3 that can import matplotlib, as `script JSON_PATH
+// PLOT_DIR`. Without the script or matplotlib it says so on stdout and returns
+// 0 (plots are optional); returns 1 when the script fails. `program`
+// prefixes the messages.
 int RunPlotScript(const char* argv0, const std::string& program,
                   const std::string& script_rel, const std::string& json_path,
                   const std::string& plot_dir);

@@ -19,7 +19,8 @@ static int CompareDoubles(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* The q-quantile of sorted v[0..n), nearest rank as in bench/common/report.cc. */
+/* The q-quantile of sorted v[0..n), nearest rank as in
+ * bench/common/report.cc. */
 static double Quantile(const double* v, int n, double q) {
   int i = (int)(q * (double)(n - 1) + 0.5);
   return v[i < n ? i : n - 1];

@@ -20,8 +20,8 @@ typedef struct BenchStats {
 /* CLOCK_MONOTONIC in nanoseconds. */
 double BenchNowNs(void);
 
-/* Order statistics of v[0..n) (sorts v; nearest rank, as bench/common/report.cc);
- * all zero when n <= 0. */
+/* Order statistics of v[0..n) (sorts v; nearest rank, as
+ * bench/common/report.cc); all zero when n <= 0. */
 BenchStats BenchSummarize(double* v, int n);
 
 /* Writes `s` as a JSON string, quotes included, to `f`. */

@@ -1,7 +1,7 @@
-// Unit tests of the MPI benchmark programs' C helpers (bench/common/prog_util.h):
-// order statistics, strict number parsing and the MPI_Finalize watchdog
-// (a finalize that returns is passed through; one that never returns ends
-// the process with status 5 after on_hang ran).
+// Unit tests of the MPI benchmark programs' C helpers
+// (bench/common/prog_util.h): order statistics, strict number parsing and the
+// MPI_Finalize watchdog (a finalize that returns is passed through; one that
+// never returns ends the process with status 5 after on_hang ran).
 #include "bench/common/prog_util.h"
 
 #include <sys/wait.h>

@@ -1,4 +1,5 @@
-// bench/engine/task_latency: Tables I and II of the PIOMan paper on this machine.
+// bench/engine/task_latency: Tables I and II of the PIOMan paper on this
+// machine.
 //
 // For every queue of the tree: the time for core 0 to submit an empty task,
 // have it run where the queue allows, and notice its completion (min, median,
@@ -11,8 +12,8 @@
 // and condition-variable variants), a boost::lockfree queue, and oneTBB's
 // task_group.
 //
-//   bazel run -c opt //bench/engine:task_latency -- [--iterations N] [--json FILE]
-//                                             [--quick] [--only PREFIX]
+//   bazel run -c opt //bench/engine:task_latency -- [--iterations N]
+//       [--json FILE] [--quick] [--only PREFIX]
 #include <sched.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
-/* bench/overlap/overlap.c: overlap of MPI nonblocking collectives with computation,
- * by the methodology of Denis et al. ("A methodology for assessing
+/* bench/overlap/overlap.c: overlap of MPI nonblocking collectives with
+ * computation, by the methodology of Denis et al. ("A methodology for assessing
  * computation/communication overlap of MPI nonblocking collectives",
  * BenchNBC), for any MPI library: standard MPI C, built with Rondo's
  * mpi.h (overlap_rondo), Open MPI's (overlap_openmpi) and MPICH's

@@ -1,6 +1,6 @@
-/* bench/overlap/overlap_calibrate.h: find the size that makes an operation take a
- * target time (the overlap methodology paper, Sections 4.3 and 5.1), used
- * for both the collective's message size and the GEMM's matrix order.
+/* bench/overlap/overlap_calibrate.h: find the size that makes an operation
+ * take a target time (the overlap methodology paper, Sections 4.3 and 5.1),
+ * used for both the collective's message size and the GEMM's matrix order.
  *
  * The search measures t(size) through a callback (the callback takes the
  * median of several runs itself), grows the size geometrically until the

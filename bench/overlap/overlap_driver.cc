@@ -31,9 +31,9 @@
 // from rank 0 (below). This driver runs it once per (library,
 // configuration), one job at a time, then merges the results.
 //
-// Configurations: how each job is started (bench/common/jobs.h has the launchers'
-// command lines; the variables override the driver's environment for that
-// job only, other RONDO_* variables of the driver's environment pass
+// Configurations: how each job is started (bench/common/jobs.h has the
+// launchers' command lines; the variables override the driver's environment for
+// that job only, other RONDO_* variables of the driver's environment pass
 // through and are reported):
 //   rondo default     no variable set (the product's defaults: quiet
 //                     progress where no core is free), --comm-cores 0
@@ -103,9 +103,9 @@
 //  * CSV (--csv FILE, else DIR/overlap.csv): library,config,collective,
 //    comm_target_us,comp_target_us,comm_us,comp_us,measured_us,
 //    overhead_ratio,comm_ratio,comp_slowdown,valid, and DIR/impact.csv
-//    (library,config,ratio): the input of bench/overlap/overlap_plot.py, which then
-//    draws the heat-maps into DIR (python3 with matplotlib; without it the
-//    driver says so and goes on).
+//    (library,config,ratio): the input of bench/overlap/overlap_plot.py,
+//    which then draws the heat-maps into DIR (python3 with matplotlib;
+//    without it the driver says so and goes on).
 // Exit status: 0 when every job ran and wrote all its lines; 1 when a job
 // failed or was interrupted (what was measured is still written); 2 on bad
 // arguments.
@@ -358,8 +358,8 @@ struct Cell {
   std::vector<double> samples_us;
   std::vector<double> comp_ref_samples_us;  // paired runs (cluster)
   // The CPU that was not the computation, summed over the ranks, per MiB
-  // handled (bench/overlap/overlap.c, step 8): over the whole collective and during
-  // the computation only.
+  // handled (bench/overlap/overlap.c, step 8): over the whole collective and
+  // during the computation only.
   std::optional<double> progress_cpu_ns_per_mib, progress_cpu_comp_ns_per_mib;
   // The 95% confidence interval of the overhead ratio and whether it is
   // narrow enough (Driver::Significance).
@@ -729,14 +729,16 @@ class Driver {
       std::string program =
           overrides.count(library)
               ? overrides[library]
-              : FindExecutable(argv0_, "bench/overlap/overlap_" + library, &missing);
+              : FindExecutable(argv0_, "bench/overlap/overlap_" + library,
+                               &missing);
       if (!program.empty() && !Executable(program)) {
         missing = program + " is not an executable file";
         program.clear();
       }
       std::string launcher;
       if (program.empty()) {
-        missing += "; build it with `bazel build -c opt //bench/overlap:overlap_" +
+        missing += "; build it with `bazel build -c opt "
+                   "//bench/overlap:overlap_" +
                    library + "`";
       } else if (cluster && a_.cl.launcher == "srun" && library == "mpich") {
         missing = "Debian's MPICH 4.0.2 has no PMIx client and srun starts "
@@ -1018,8 +1020,8 @@ class Driver {
     const size_t expected =
         collectives_.size() * comm_us_.size() * comp_us_.size();
     // A library that hangs in MPI_Finalize after every result is written
-    // (MPICH 4.0.2 over UCX: bench/overlap/overlap.c's watchdog) is a note about
-    // that library, not a failed measurement: only the impact is missing.
+    // (MPICH 4.0.2 over UCX: bench/overlap/overlap.c's watchdog) is a note
+    // about that library, not a failed measurement: only the impact is missing.
     if (job.finalize_hang && !job.interrupted && job.cells.size() == expected) {
       job.note = "MPI_Finalize hung; the impact ratio is missing";
       std::printf("  note: %s %s: %s (a known MPICH 4.0.2 + UCX hang)\n",
@@ -1165,8 +1167,8 @@ class Driver {
 
   // A plain TCP transfer of the largest --comm-bytes size (4 MiB by
   // default), 8 times, from rank 0's host to rank 1's, both ends' CPU by
-  // getrusage (bench/overlap/overlap_floor.c): the kernel's floor, measured before
-  // every job so that it follows the machine's state as the jobs do.
+  // getrusage (bench/overlap/overlap_floor.c): the kernel's floor, measured
+  // before every job so that it follows the machine's state as the jobs do.
   void RunFloor(Job& job) const {
     if (ranks_ < 2) return;
     std::string why;
@@ -1239,8 +1241,8 @@ class Driver {
 
   // After the job: the computation of the passive runs' order, timed on
   // every rank's host at once by a process that never initialises MPI
-  // (bench/overlap/overlap.c --comp-alone), so that the impact ratio exists even
-  // when the library hung in MPI_Finalize.
+  // (bench/overlap/overlap.c --comp-alone), so that the impact ratio exists
+  // even when the library hung in MPI_Finalize.
   void RunCompAlone(Job& job) const {
     const json* passive = nullptr;
     for (const json& p : job.passive_ranks)
@@ -2134,8 +2136,8 @@ class Driver {
         args.push_back("--min-bytes");
         args.push_back(std::to_string(std::llround(min_bytes_)));
       }
-      if (RunPythonScript(argv0_, "overlap", "bench/overlap/overlap_plot.py", args) !=
-          0)
+      if (RunPythonScript(argv0_, "overlap", "bench/overlap/overlap_plot.py",
+                          args) != 0)
         rc = 1;
       else
         std::printf("plots in %s\n", plot_dir_.c_str());
@@ -2202,7 +2204,8 @@ int main(int argc, char** argv) {
       "  openmpi timer      skipped: no timer-driven progress\n"
       "  openmpi dedicated  --comm-cores 1: the core is left idle\n"
       "Rondo runs under `rondo-run -n N --bind core`, Open MPI under `mpirun "
-      "--map-by core --bind-to core:overload-allowed` (bench/common/jobs.h).\n\n"
+      "--map-by core --bind-to core:overload-allowed` "
+      "(bench/common/jobs.h).\n\n"
       "Writes DIR/overlap.json, DIR/overlap.csv, DIR/impact.csv and the "
       "heat-maps (python3 + matplotlib) into --plot-dir DIR. Exit status: "
       "0 all jobs complete, 1 a job failed, 2 bad arguments."};

@@ -1,6 +1,6 @@
-/* bench/overlap/overlap_floor.c: the kernel's floor for bench/overlap's progress
- * CPU (issue 27): the CPU time of a plain TCP transfer of the same bytes
- * between the same hosts, both ends, with blocking sockets (a thread that
+/* bench/overlap/overlap_floor.c: the kernel's floor for bench/overlap's
+ * progress CPU (issue 27): the CPU time of a plain TCP transfer of the same
+ * bytes between the same hosts, both ends, with blocking sockets (a thread that
  * waits for the network sleeps in the kernel and costs nothing).
  *
  *   overlap_floor recv [--bind ADDR] [--port P] --bytes B [--reps N]
@@ -14,8 +14,8 @@
  *   {"type": "floor", "side": "send"|"recv", "bytes": N*B, "reps": N,
  *    "cpu_us": X, "user_us": X, "sys_us": X, "seconds": X}
  * with its CPU time (getrusage(RUSAGE_SELF): user + system) and wall time
- * from the connection to the last byte. bench/overlap/overlap_driver.cc runs the
- * two in two hosts of the emulated cluster (or on the loopback in shared
+ * from the connection to the last byte. bench/overlap/overlap_driver.cc runs
+ * the two in two hosts of the emulated cluster (or on the loopback in shared
  * memory) before every job and reports (cpu_send + cpu_recv) per MiB
  * handled at each end: kernel_floor_ns_per_mib. What the kernel does in
  * softirq context on another thread's time (tbf's dequeue, an interrupted

@@ -1,4 +1,5 @@
-/* bench/overlap/overlap_metrics.c: Eqs. 1-4 of the overlap methodology paper. */
+/* bench/overlap/overlap_metrics.c: Eqs. 1-4 of the overlap methodology
+ * paper. */
 #include "bench/overlap/overlap_metrics.h"
 
 #include <math.h>

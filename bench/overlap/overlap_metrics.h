@@ -39,8 +39,8 @@ double ov_comp_slowdown_ratio(double t_comp, double t_comp_ref);
 /* Eq. 4: (t_call + t_wait) / t_comm_ref. */
 double ov_comm_ratio(double t_call, double t_wait, double t_comm_ref);
 
-/* The collectives whose traffic ov_handled_bytes knows (bench/overlap/overlap.c's
- * order). */
+/* The collectives whose traffic ov_handled_bytes knows
+ * (bench/overlap/overlap.c's order). */
 typedef enum {
   OV_IBCAST,
   OV_IREDUCE,
@@ -56,8 +56,8 @@ typedef enum {
  * the block to (from) the P - 1 others, 2 (P - 1) B; an allreduce a
  * reduce-scatter plus an allgather, 4 (P - 1) B; an allgather or an
  * alltoall P (P - 1) blocks, 2 P (P - 1) B. 0 for one rank; NaN for bad
- * input. The progress CPU per MiB (bench/overlap/overlap.c) divides by it, so that
- * an algorithm that moves more than the least pays for it there. */
+ * input. The progress CPU per MiB (bench/overlap/overlap.c) divides by it, so
+ * that an algorithm that moves more than the least pays for it there. */
 double ov_handled_bytes(OvCollective collective, double bytes, int ranks);
 
 /* cpu_seconds / (bytes / 2^20), in nanoseconds: CPU time per MiB. NaN when

@@ -29,8 +29,8 @@
 //   mpich default    MPICH's Hydra, mpirun.mpich (--mpirun-mpich; Debian
 //                    packages mpich, libmpich-dev; ch4:ucx), with its
 //                    defaults, started as bench/overlap starts it
-//                    (bench/common/jobs.h's kMpich: MPIEXEC_TIMEOUT, the rondo-run
-//                    variables of an enclosing job removed, no UCX_*
+//                    (bench/common/jobs.h's kMpich: MPIEXEC_TIMEOUT, the
+//                    rondo-run variables of an enclosing job removed, no UCX_*
 //                    variable added; UCX_* variables the driver inherits
 //                    reach every library's jobs and are recorded).
 // Binding (--bind default): each launcher binds as its users get it without
@@ -38,8 +38,8 @@
 // fit on its CPUs, else none, as mpirun does). Open MPI 4.1's mpirun binds
 // each rank to a core for up to 2 ranks, to a socket beyond (this
 // machine's single socket: all cores) and to nothing when oversubscribed
-// (checked with --report-bindings); bench/common/jobs.h offers core and none, so
-// its jobs get `--map-by core --bind-to core:overload-allowed` for up to 2
+// (checked with --report-bindings); bench/common/jobs.h offers core and none,
+// so its jobs get `--map-by core --bind-to core:overload-allowed` for up to 2
 // ranks (when the machine has the cores) and `--bind-to none` beyond.
 // Hydra's default is no binding (`mpirun.mpich -bind-to --help`): MPICH's
 // jobs get `-bind-to none`. --bind core|none forces one policy on every

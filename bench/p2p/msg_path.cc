@@ -19,8 +19,8 @@
 //                                    driver (NmadOptions::shm, drivers/shm);
 //   msg_path:ucx:<bytes>             the peer: raw UCX between two workers of
 //                                    this process, ucp_tag_send_nbx /
-//                                    ucp_tag_recv_nbx (bench/p2p/raw_ucx.h), the
-//                                    same polling loop;
+//                                    ucp_tag_recv_nbx (bench/p2p/raw_ucx.h),
+//                                    the same polling loop;
 //   msg_path:{rondo:ucx,ucx}:window64:8  a window of 64 receives then 64
 //                                    sends, polled until all are done
 //                                    (osu_mbw_mr's message rate): ns and
@@ -377,8 +377,8 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (a == "--help" || a == "-h") {
       std::printf(
-          "bench/p2p/msg_path: one eager message through nmad's core, both ends "
-          "polled by one thread (loopback, UCX in-process, raw UCX)\n"
+          "bench/p2p/msg_path: one eager message through nmad's core, both "
+          "ends polled by one thread (loopback, UCX in-process, raw UCX)\n"
           "usage: msg_path [--json FILE] [--quick] [--benchmark_* flags]\n");
       return 0;
     } else if (a.rfind("--benchmark_", 0) == 0) {

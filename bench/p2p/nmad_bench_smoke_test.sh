@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Smoke test for bench/p2p/pingpong and bench/p2p/overlap_p2p: quick runs (each
 # binary re-executes itself under rondo-run, found in the runfiles) must
-# print their tables and write JSON with the schema of bench/common/report.h, every
-# case, and numeric figures. Timing targets are not checked here.
+# print their tables and write JSON with the schema of bench/common/report.h,
+# every case, and numeric figures. Timing targets are not checked here.
 set -euo pipefail
 dir="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-rondo}/bench/p2p"
 [ -x "$dir/pingpong" ] || dir="$(dirname "$0")"

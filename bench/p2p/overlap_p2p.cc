@@ -1,6 +1,6 @@
-// bench/p2p/overlap_p2p: communication/computation overlap of nmad point-to-point
-// transfers (PIOMan paper, Figures 5-7), scored with the overhead ratio of
-// the overlap methodology paper (its Equation 1).
+// bench/p2p/overlap_p2p: communication/computation overlap of nmad
+// point-to-point transfers (PIOMan paper, Figures 5-7), scored with the
+// overhead ratio of the overlap methodology paper (its Equation 1).
 //
 //   bazel run -c opt //bench/p2p:overlap_p2p -- [--json FILE] [--quick]
 //       [--reps N] [--modes default,no_progress,thread,timer]

@@ -9,11 +9,12 @@
 // Figures 12-16 for any machine size.
 //
 // Output: a human table per (op, N_proc); with --json FILE the usual report
-// (bench/common/report.h) with one case "choice:<op>:<nproc>:<N>" per point, fields
-// S, model_time (units of one buffer transfer), median_ns = min_ns = p99_ns =
-// model_time * --unit-ns, and the series the plots need. With --plot-dir DIR
-// it runs bench/splittree/splittree_plot.py (python3 + matplotlib) to write the PNGs;
-// without matplotlib it says so and still succeeds.
+// (bench/common/report.h) with one case "choice:<op>:<nproc>:<N>" per point,
+// fields S, model_time (units of one buffer transfer), median_ns = min_ns =
+// p99_ns = model_time * --unit-ns, and the series the plots need. With
+// --plot-dir DIR it runs bench/splittree/splittree_plot.py (python3 +
+// matplotlib) to write the PNGs; without matplotlib it says so and still
+// succeeds.
 //
 //   bazel run -c opt //bench/splittree:splittree_model -- --json /tmp/m.json
 //     --plot-dir /tmp/figs [--nproc 64,48]
@@ -184,7 +185,8 @@ int Run(const char* argv0, const Args& a) {
                          : "text reading: floor(N / 2^i + 1/2)"},
       {"nprocs", a.nprocs}};
   return WriteJsonAndPlot(argv0, "splittree_model", report, machine_extra,
-                          a.json_path, a.plot_dir, "bench/splittree/splittree_plot.py");
+                          a.json_path, a.plot_dir,
+                          "bench/splittree/splittree_plot.py");
 }
 
 }  // namespace

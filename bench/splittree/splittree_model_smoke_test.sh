@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Smoke test for bench/splittree/splittree_model: the JSON has the report schema and a
-# case choice:<op>:<nproc>:<N> for both ops, every N and each --nproc, with S
-# in [0, H(N)] and consistent figures; on 64 cores the constant-size choice
-# switches where the paper says (S=1 from N=52, 2 from 58, 3 from 62). The
-# plots are optional: --plot-dir must succeed with or without matplotlib.
+# Smoke test for bench/splittree/splittree_model: the JSON has the report schema
+# and a case choice:<op>:<nproc>:<N> for both ops, every N and each --nproc,
+# with S in [0, H(N)] and consistent figures; on 64 cores the constant-size
+# choice switches where the paper says (S=1 from N=52, 2 from 58, 3 from 62).
+# The plots are optional: --plot-dir must succeed with or without matplotlib.
 set -euo pipefail
 bin="${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-rondo}/bench/splittree/splittree_model"
 [ -x "$bin" ] || bin="$(dirname "$0")/splittree_model"

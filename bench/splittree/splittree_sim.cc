@@ -18,8 +18,8 @@
 // blocking:<op>:<nproc>:<N>, split:<op>:<nproc>:<N>:<S> and
 // best:<op>:<nproc>:<N>, median_ns = min_ns = p99_ns = the simulated time
 // (a deterministic run has one sample). With --plot-dir DIR it runs
-// bench/splittree/splittree_sim_plot.py (python3 + matplotlib); without matplotlib it
-// says so and still succeeds.
+// bench/splittree/splittree_sim_plot.py (python3 + matplotlib); without
+// matplotlib it says so and still succeeds.
 //
 //   bazel run -c opt //bench/splittree:splittree_sim -- --json $PWD/docs/results/splittree_sim.json --plot-dir $PWD/docs/figures
 #include <limits.h>
@@ -493,7 +493,8 @@ int Run(const char* argv0, const Args& a) {
        "model unit (a tree level) costs what one level of the simulated "
        "blocking collective costs"}};
   return WriteJsonAndPlot(argv0, "splittree_sim", report, machine_extra,
-                          a.json_path, a.plot_dir, "bench/splittree/splittree_sim_plot.py");
+                          a.json_path, a.plot_dir,
+                          "bench/splittree/splittree_sim_plot.py");
 }
 
 }  // namespace
@@ -503,7 +504,8 @@ int main(int argc, char** argv) {
   rondo::bench::Args a;
   CLI::App app{
       "Simulated many-core runs of Rondo's folded collectives "
-      "(bench/splittree/foldsim.h; docs/splittree_sim.md): the split-tree paper's "
+      "(bench/splittree/foldsim.h; docs/splittree_sim.md): the split-tree "
+      "paper's "
       "Figure 7 (chain Iscan, bind/numa/odd-even) and Figures 17-19 "
       "(split-tree S = 0..3 beside the model). Simulated, not measured."};
   app.add_option("--figures", a.figures,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Smoke test for bench/splittree/splittree_sim (the folded-collective simulator on the
-# split-tree paper's configurations). Runs it on a reduced N range and
+# Smoke test for bench/splittree/splittree_sim (the folded-collective simulator
+# on the split-tree paper's configurations). Runs it on a reduced N range and
 # checks: the JSON has the report schema and every case (iscan:<placement>,
 # blocking/split/best:<op>:<nproc>:<N> for the last 8 N) with consistent
 # figures; Figure 7's order bind < odd-even < numa; at N = 62 of 64, S = 3
