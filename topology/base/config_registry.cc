@@ -195,6 +195,11 @@ const char* ForeignEnv(const char* name) {
   return RawEnv(name);
 }
 
+const char* EnvLookup(const char* name) {
+  if (std::string_view(name).substr(0, 6) != "RONDO_") return ForeignEnv(name);
+  return RawEnv(Declared(ConfigRegistry::Global(), name).name);
+}
+
 bool ParseBoolText(std::string_view text) {
   if (text == "1" || text == "true" || text == "yes" || text == "on")
     return true;

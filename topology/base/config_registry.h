@@ -124,6 +124,12 @@ size_t EditDistance(std::string_view a, std::string_view b);
 // through the registry).
 const char* ForeignEnv(const char* name);
 
+// Any variable by name, for code that takes a lookup function (the
+// launcher's environment parser): RONDO_* names go through the registry
+// (declared, else std::logic_error), others through ForeignEnv. The pointer
+// is the environment's, valid until the environment changes.
+const char* EnvLookup(const char* name);
+
 // 1/0 true/false yes/no on/off; throws std::invalid_argument otherwise.
 bool ParseBoolText(std::string_view text);
 // A decimal integer in min..max; throws std::invalid_argument otherwise.
