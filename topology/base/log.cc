@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -151,6 +152,10 @@ bool SetLogFile(const std::string& path) {
 void SetJobIdentity(int rank, std::string_view host) {
   Sink& sink = TheSink();
   std::lock_guard<std::mutex> lock(sink.mu);
+  if (rank < 0) {
+    std::snprintf(sink.prefix, sizeof(sink.prefix), "rondo");
+    return;
+  }
   auto end = fmt::format_to_n(sink.prefix, sizeof(sink.prefix) - 1,
                               "rondo[{}:{}]", host, rank);
   *end.out = '\0';

@@ -64,7 +64,8 @@ LogLevel ParseLogLevel(std::string_view text);
 // (and keeps the current sink) when the file cannot be opened.
 bool SetLogFile(const std::string& path);
 // The prefix "rondo[host:rank]" from now on. Called once the job's rank is
-// known (nmad's Core, MadMPI's MPI_Init).
+// known (nmad/node.cc's NodeEngineOptions: MadMPI's MPI_Init, rondo-info
+// in a job). A negative rank goes back to the plain "rondo" prefix.
 void SetJobIdentity(int rank, std::string_view host);
 
 namespace internal {

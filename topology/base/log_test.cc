@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -29,6 +31,7 @@ class LogFile {
     REQUIRE(SetLogFile(path_));
   }
   ~LogFile() {
+    SetJobIdentity(-1, "");
     SetLogFile("");
     std::remove(path_.c_str());
   }
@@ -113,6 +116,25 @@ TEST_CASE("lines carry host and rank once the job has them") {
         "rondo[node7:3] error: from C\n");
   CHECK(rondo_log_enabled(RONDO_LOG_LEVEL_WARN) == 1);
   CHECK(rondo_log_enabled(RONDO_LOG_LEVEL_INFO) == 0);
+}
+
+TEST_CASE("threads log whole lines while the identity changes") {
+  LogFile file;
+  SetLogLevel(LogLevel::kWarn);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t] {
+      for (int i = 0; i < 50; ++i) RONDO_LOG_WARN("thread {} line {}", t, i);
+    });
+  threads.emplace_back([] {
+    for (int i = 0; i < 50; ++i) SetJobIdentity(i, "h");
+  });
+  for (auto& t : threads) t.join();
+  std::istringstream lines(file.Read());
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count)
+    CHECK(line.find(" warning: thread ") != std::string::npos);
+  CHECK(count == 200);
 }
 
 TEST_CASE("RONDO_LOG_LEVEL words") {
