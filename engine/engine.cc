@@ -105,7 +105,8 @@ Engine::Engine(EngineOptions options)
     for (size_t start = 0, end; start < conflicts.size(); start = end + 1) {
       end = conflicts.find('\n', start);
       if (end == std::string::npos) end = conflicts.size();
-      RONDO_LOG_WARN("{}", std::string_view(conflicts).substr(start, end - start));
+      RONDO_LOG_WARN("{}",
+                     std::string_view(conflicts).substr(start, end - start));
     }
   }
   const std::vector<int>& progress_cores = progress_cores_;

@@ -23,7 +23,8 @@ long Tasks(const char* (*lookup)(const char*), const char* name) {
 }  // namespace
 
 std::string UnsupportedLauncher(const char* (*lookup)(const char*)) {
-  if (lookup("PMIX_NAMESPACE") != nullptr || lookup("RONDO_RUN_SOCKET") != nullptr)
+  if (lookup("PMIX_NAMESPACE") != nullptr ||
+      lookup("RONDO_RUN_SOCKET") != nullptr)
     return "";
   const long slurm = Tasks(lookup, "SLURM_STEP_NUM_TASKS");
   if (slurm > 1) {

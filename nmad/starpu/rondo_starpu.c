@@ -192,26 +192,26 @@ static void finish(struct xfer* x) {
     if (size != x->size) {
       status = RONDO_ERR_TRUNCATED;
       log_line(RONDO_LOG_LEVEL_ERROR,
-              "rondo_starpu: rank %d: the message from rank %d with tag %d "
-              "holds %zu bytes, the receiving handle %zu: size mismatch, "
-              "the data is not used",
-              g.rank, source, x->tag, size, x->size);
+               "rondo_starpu: rank %d: the message from rank %d with tag %d "
+               "holds %zu bytes, the receiving handle %zu: size mismatch, "
+               "the data is not used",
+               g.rank, source, x->tag, size, x->size);
     }
   } else if (x->kind == XFER_RECV && status == RONDO_ERR_TRUNCATED) {
     size_t size = 0;
     rondo_nmad_recv_info(&x->req, NULL, NULL, &size);
     log_line(RONDO_LOG_LEVEL_ERROR,
-            "rondo_starpu: rank %d: the message from rank %d with tag %d "
-            "holds %zu bytes, more than the receiving handle's %zu: size "
-            "mismatch, the data is not used",
-            g.rank, x->peer, x->tag, size, x->size);
+             "rondo_starpu: rank %d: the message from rank %d with tag %d "
+             "holds %zu bytes, more than the receiving handle's %zu: size "
+             "mismatch, the data is not used",
+             g.rank, x->peer, x->tag, size, x->size);
   } else if (status != RONDO_OK) {
     log_line(RONDO_LOG_LEVEL_ERROR,
              "rondo_starpu: rank %d: %s of tag %d %s rank %d: %s%s%s",
-            g.rank, x->kind == XFER_RECV ? "receive" : "send", x->tag,
-            x->kind == XFER_RECV ? "from" : "to", x->peer,
-            rondo_strerror(status), x->peer >= 0 ? ": " : "",
-            x->peer >= 0 ? rondo_nmad_failure_text(x->peer) : "");
+             g.rank, x->kind == XFER_RECV ? "receive" : "send", x->tag,
+             x->kind == XFER_RECV ? "from" : "to", x->peer,
+             rondo_strerror(status), x->peer >= 0 ? ": " : "",
+             x->peer >= 0 ? rondo_nmad_failure_text(x->peer) : "");
   }
   if (status != RONDO_OK) {
     atomic_fetch_add(&g.errors, 1);
@@ -219,9 +219,9 @@ static void finish(struct xfer* x) {
     for (int i = 0; i < x->ndone; ++i)
       if (x->dones[i].callback == NULL) {
         log_line(RONDO_LOG_LEVEL_ERROR,
-                "rondo_starpu: rank %d: a transfer failed (%s) and no "
-                "completion callback handles it: aborting",
-                g.rank, rondo_strerror(status));
+                 "rondo_starpu: rank %d: a transfer failed (%s) and no "
+                 "completion callback handles it: aborting",
+                 g.rank, rondo_strerror(status));
         _exit(3);
       }
   }
