@@ -3,10 +3,13 @@
 // in the UCX style. Callers may also set the struct's fields directly; the
 // environment only provides defaults.
 //
+// A table is also its component's declaration in the process's
+// configuration registry (topology/base/config_registry.h): the component
+// registers DeclarationsOf(table, "component"), so `rondo-info --config`
+// lists it and the variables are read through the registry.
+//
 // Parsing is strict: a bad value throws std::invalid_argument
 //   "Invalid value for RONDO_QUEUE: 'fast'. Expected: spin|lockfree"
-// and RONDO_* variables that no table knows are reported by
-// UnknownRondoVariables() so that a typo does not go unnoticed.
 //
 // Thread-safety: reads the process environment; call at set-up time.
 #ifndef RONDO_ENGINE_CONFIG_H_
@@ -17,6 +20,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "topology/base/config_registry.h"
 
 namespace rondo::engine {
 
@@ -34,44 +39,51 @@ struct ConfigVar {
 
 // Throws std::invalid_argument("Invalid value for NAME: 'value'. Expected:
 // EXPECTED" + optional detail).
-[[noreturn]] void ThrowInvalidValue(std::string_view name,
-                                    std::string_view value,
-                                    std::string_view expected,
-                                    std::string_view detail = {});
+using base::ThrowInvalidValue;
 
-// Applies the table: defaults first, then each variable set in the
-// environment. Throws std::invalid_argument naming the variable.
+// Applies the table: each variable set in the environment (read through
+// the configuration registry, where the table must be declared). Throws
+// std::invalid_argument naming the variable.
 template <typename Options>
 void ApplyConfig(const std::vector<ConfigVar<Options>>& table,
                  Options& options, bool use_environment);
+
+// The table's rows as registry declarations of `component`.
+template <typename Options>
+std::vector<base::ConfigDecl> DeclarationsOf(
+    const std::vector<ConfigVar<Options>>& table, const char* component);
 
 // Strict parsers shared by tables. They throw std::invalid_argument with a
 // short reason.
 int64_t ParseInt(const std::string& text, int64_t min, int64_t max);
 bool ParseBool(const std::string& text);  // 1/0 true/false yes/no on/off
 
-// Names of RONDO_* variables in the environment that are not in `known`.
-std::vector<std::string> UnknownRondoVariables(
-    const std::vector<std::string_view>& known);
-
 // --- implementation ---------------------------------------------------------
-
-std::string GetEnv(const char* name, bool* found);
 
 template <typename Options>
 void ApplyConfig(const std::vector<ConfigVar<Options>>& table,
                  Options& options, bool use_environment) {
+  if (!use_environment) return;  // the struct's initialisers are the defaults
+  const base::ConfigRegistry& registry = base::ConfigRegistry::Global();
   for (const auto& var : table) {
-    bool found = false;
-    std::string value;
-    if (use_environment) value = GetEnv(var.name, &found);
-    if (!found) continue;  // the struct's initialiser is the default
+    std::optional<std::string> value = registry.Raw(var.name);
+    if (!value) continue;
     try {
-      var.parse(options, value);
+      var.parse(options, *value);
     } catch (const std::exception& e) {
-      ThrowInvalidValue(var.name, value, var.expected, e.what());
+      ThrowInvalidValue(var.name, *value, var.expected, e.what());
     }
   }
+}
+
+template <typename Options>
+std::vector<base::ConfigDecl> DeclarationsOf(
+    const std::vector<ConfigVar<Options>>& table, const char* component) {
+  std::vector<base::ConfigDecl> out;
+  for (const auto& var : table)
+    out.push_back({var.name, component, base::TypeFromAllowed(var.expected),
+                   var.default_value, var.expected, var.help});
+  return out;
 }
 
 }  // namespace rondo::engine

@@ -11,6 +11,7 @@
 
 #include "engine/internal/futex.h"
 #include "queues/cpu_relax.h"
+#include "topology/base/log.h"
 
 namespace rondo::engine {
 namespace {
@@ -101,7 +102,12 @@ Engine::Engine(EngineOptions options)
   if (!auto_placement && !quiet && options_.comm_cores.empty()) {
     const std::string conflicts = PlacementConflicts(
         *topo_, progress_cores_, rank_cores_, options_.local_rank);
-    if (!conflicts.empty()) std::fputs(conflicts.c_str(), stderr);
+    for (size_t start = 0, end; start < conflicts.size(); start = end + 1) {
+      end = conflicts.find('\n', start);
+      if (end == std::string::npos) end = conflicts.size();
+      RONDO_LOG_WARN("{}",
+                     std::string_view(conflicts).substr(start, end - start));
+    }
   }
   const std::vector<int>& progress_cores = progress_cores_;
   topology::CpuSet& progress_set = progress_set_;
@@ -466,7 +472,7 @@ void Engine::Shutdown() {
   if (tracer_ != nullptr) {
     std::string error;
     if (!tracer_->Write(trace_path_, &error))
-      std::fprintf(stderr, "rondo: %s\n", error.c_str());
+      RONDO_LOG_ERROR("{}", error);
   }
 }
 

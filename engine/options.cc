@@ -1,7 +1,8 @@
 #include "engine/options.h"
 
-#include <cstdio>
 #include <stdexcept>
+
+#include "topology/base/log.h"
 
 namespace rondo::engine {
 
@@ -170,49 +171,20 @@ const std::vector<ConfigVar<EngineOptions>>& EngineOptions::Table() {
   return table;
 }
 
-// Variables owned by the layers above the engine, listed here so that the
-// engine's check for typos does not flag them. nmad/options_test checks that
-// this list covers nmad's own table.
-constexpr std::string_view kUpperLayerVariables[] = {
-    // Set by rondo-run for its ranks (drivers/bootstrap).
-    "RONDO_RUN_SOCKET", "RONDO_RUN_KEY", "RONDO_RANK", "RONDO_SIZE",
-    // nmad (nmad/options.cc).
-    "RONDO_STRATEGY", "RONDO_EAGER_LIMIT", "RONDO_MAX_PACKET", "RONDO_RAILS",
-    "RONDO_RAIL_BW", "RONDO_UCX_PEER_ERRORS", "RONDO_CLOSE_TIMEOUT_MS",
-    "RONDO_RDV_EARLY_DATA", "RONDO_SHM",
-    // nmad/mpi: collective algorithm per collective, and tuning.
-    "RONDO_COLL_BARRIER", "RONDO_COLL_BCAST", "RONDO_COLL_REDUCE",
-    "RONDO_COLL_ALLREDUCE", "RONDO_COLL_GATHER", "RONDO_COLL_GATHERV",
-    "RONDO_COLL_SCATTER", "RONDO_COLL_SCATTERV", "RONDO_COLL_ALLGATHER",
-    "RONDO_COLL_ALLGATHERV", "RONDO_COLL_ALLTOALL", "RONDO_COLL_ALLTOALLV",
-    "RONDO_COLL_REDUCE_SCATTER", "RONDO_COLL_REDUCE_SCATTER_BLOCK",
-    "RONDO_COLL_SCAN", "RONDO_COLL_EXSCAN", "RONDO_COLL_SEGMENT_BYTES",
-    "RONDO_COLL_RADIX",
-    // nmad/coll split-tree model (nmad/coll/splittree_model.h).
-    "RONDO_SPLIT_S",
-    // The compiler wrappers (tools/rondo-mpi-wrapper.in): users export
-    // them, and every program built then inherits them.
-    "RONDO_MPICC_CC", "RONDO_MPICXX_CXX",
-    // rondo-run's own setting (drivers/bootstrap/rondo_run.cc), and what it
-    // tells wrapped ranks (nmad/node.h: find the node by host keys).
-    "RONDO_RUN_RANK_WRAPPER", "RONDO_RUN_DISCOVER_NODES",
-};
-
-std::vector<std::string_view> KnownRondoVariables() {
-  std::vector<std::string_view> names;
-  for (const auto& v : EngineOptions::Table()) names.emplace_back(v.name);
-  for (std::string_view v : kUpperLayerVariables) names.push_back(v);
-  return names;
+std::vector<base::ConfigDecl> EngineDeclarations() {
+  return DeclarationsOf(EngineOptions::Table(), "engine");
 }
+
+namespace {
+const base::ConfigRegistration kEngineConfig(EngineDeclarations);
+}  // namespace
 
 EngineOptions EngineOptions::FromEnvironment() {
   EngineOptions o;
   ApplyConfig(Table(), o, /*use_environment=*/true);
-  for (const std::string& name : UnknownRondoVariables(KnownRondoVariables()))
-    std::fprintf(stderr,
-                 "rondo: warning: unknown environment variable %s is ignored "
-                 "(rondo-info --config lists the known ones)\n",
-                 name.c_str());
+  // A typo in a RONDO_* name is named once per process, with the nearest
+  // declared name (the engine starts first in every Rondo program).
+  base::WarnUnknownVariablesOnce();
   return o;
 }
 

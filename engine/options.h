@@ -93,7 +93,8 @@ struct EngineOptions {
 
   // Defaults overridden by the environment. Throws std::invalid_argument
   // "Invalid value for RONDO_X: 'v'. Expected: ...". Unknown RONDO_*
-  // variables are reported once on stderr.
+  // variables are named once per process through the logger, each with the
+  // nearest declared name (topology/base/log.h).
   static EngineOptions FromEnvironment();
 
   // The table behind FromEnvironment(), for rondo-info and docs.
@@ -105,8 +106,8 @@ struct EngineOptions {
 // "0-3;4-7": RONDO_NODE_CPUS's form.
 std::string NodeCpusToString(const std::vector<topology::CpuSet>& cpus);
 
-// All RONDO_* names known to this build (engine and, later, upper layers).
-std::vector<std::string_view> KnownRondoVariables();
+// The engine's declarations in the configuration registry (its table).
+std::vector<base::ConfigDecl> EngineDeclarations();
 
 }  // namespace rondo::engine
 

@@ -110,8 +110,22 @@ TEST_CASE("node CPUs, quiet progress and the automatic timer",
 
 TEST_CASE("unknown RONDO_ variables are reported", "[options]") {
   ScopedEnv a("RONDO_QUEUEE", "spin");
-  auto unknown = UnknownRondoVariables(KnownRondoVariables());
-  CHECK(unknown == std::vector<std::string>{"RONDO_QUEUEE"});
+  auto unknown = base::ConfigRegistry::Global().UnknownVariables();
+  REQUIRE(unknown.size() == 1);
+  CHECK(unknown[0].name == "RONDO_QUEUEE");
+  CHECK(unknown[0].nearest == "RONDO_QUEUE");
+}
+
+TEST_CASE("the engine's table is declared in the registry", "[options]") {
+  const auto& registry = base::ConfigRegistry::Global();
+  for (const auto& v : EngineOptions::Table()) {
+    INFO(v.name);
+    auto d = registry.Find(v.name);
+    REQUIRE(d);
+    CHECK(d->component == "engine");
+    CHECK(d->default_value == v.default_value);
+    CHECK(d->allowed == v.expected);
+  }
 }
 
 }  // namespace

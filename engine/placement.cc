@@ -540,7 +540,7 @@ std::string PlacementConflicts(const topology::Topology& topo,
       if (r == local_rank || rank_cores[r].Count() != 1 ||
           !rank_cores[r].Test(c))
         continue;
-      out += "rondo: warning: a progress thread of local rank " +
+      out += "a progress thread of local rank " +
              std::to_string(local_rank) + " is placed on core " +
              std::to_string(c) + ", where local rank " + std::to_string(r) +
              " computes: the two will share that core (RONDO_PROGRESS=auto "

@@ -174,7 +174,7 @@ NodePlacement PlaceNodeAuto(const topology::Topology& topo,
 // The explicit placement `spec` (RONDO_PROGRESS=cores:<list>, bind, numa,
 // odd-even) puts a progress thread of this rank on a core that another
 // local rank's application is bound to: one warning line per such core,
-// naming the rank ("" when none). `rank_cores` as for PlaceNodeAuto.
+// naming the rank ("" when none; the engine logs each line). `rank_cores` as for PlaceNodeAuto.
 std::string PlacementConflicts(const topology::Topology& topo,
                                const std::vector<int>& progress_cores,
                                const std::vector<topology::CpuSet>& rank_cores,

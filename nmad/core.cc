@@ -63,6 +63,7 @@
 #include "nmad/wire.h"
 #include "queues/cpu_relax.h"
 #include "queues/spin_lock.h"
+#include "topology/base/log.h"
 
 namespace rondo::nmad {
 namespace internal {
@@ -606,8 +607,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     }
     if (op == nullptr || c.accepted > op->len) {
       counters.bad_packets.fetch_add(1);
-      std::fprintf(stderr, "rondo: nmad: dropped a ready-to-receive from rank %d for unknown rendezvous %llu\n",
-                   peer, static_cast<unsigned long long>(c.rdv_id));
+      RONDO_LOG_WARN(
+          "nmad: dropped a ready-to-receive from rank {} for unknown "
+          "rendezvous {}",
+          peer, c.rdv_id);
       return;
     }
     StartRdvSend(peer, op, c.accepted);
@@ -683,10 +686,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   void DropPacket(int peer, int rail, size_t len, const char* why) noexcept {
     uint64_t k = counters.bad_packets.fetch_add(1) + 1;
     if (k <= 10 || (k & (k - 1)) == 0)
-      std::fprintf(stderr,
-                   "rondo: nmad: dropped a bad packet of %zu bytes from rank "
-                   "%d on rail %d (%s); %llu dropped so far\n",
-                   len, peer, rail, why, static_cast<unsigned long long>(k));
+      RONDO_LOG_WARN(
+          "nmad: dropped a bad packet of {} bytes from rank {} on rail {} "
+          "({}); {} dropped so far",
+          len, peer, rail, why, k);
   }
 
   // One decoded chunk from `peer` (rail lock held).
@@ -1205,8 +1208,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   void PeerFailed(int peer, const std::string& what) noexcept {
     if (peer < 0 || peer >= size || peer == rank) return;
     if (!failures.Record(peer, what)) return;
-    std::fprintf(stderr, "rondo: nmad: rank %d lost rank %d: %s\n", rank, peer,
-                 what.c_str());
+    RONDO_LOG_ERROR("nmad: rank {} lost rank {}: {}", rank, peer, what);
     // Operations in the drivers are freed by their completions (at the
     // latest when the rail closes); the user learns of the failure now.
     std::vector<SendOp*> sends;

@@ -1,9 +1,9 @@
 #include "nmad/dynamic_bcast_client.h"
 
-#include <cstdio>
 #include <utility>
 
 #include "nmad/request_access.h"
+#include "topology/base/log.h"
 
 namespace rondo::nmad::internal {
 
@@ -237,10 +237,10 @@ void DynamicBroadcasts::OnMessage(AmMessage& m, void* arg) noexcept {
                              self->size_, m.body_size(), &h, &why)) {
     uint64_t k = self->counters.dropped.fetch_add(1) + 1;
     if (k <= 10 || (k & (k - 1)) == 0)
-      std::fprintf(stderr,
-                   "rondo: nmad: dropped a dynamic broadcast from rank %d: "
-                   "%s; %llu dropped so far\n",
-                   m.source(), why.c_str(), static_cast<unsigned long long>(k));
+      RONDO_LOG_WARN(
+          "nmad: dropped a dynamic broadcast from rank {}: {}; {} dropped so "
+          "far",
+          m.source(), why, k);
     return;  // the body is discarded
   }
   auto op = std::make_unique<BcastOp>();

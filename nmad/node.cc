@@ -8,6 +8,9 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "topology/base/config_registry.h"
+#include "topology/base/log.h"
+
 namespace rondo::nmad {
 namespace {
 
@@ -48,11 +51,6 @@ topology::CpuSet OwnCpus() {
     for (int c = 0; c < CPU_SETSIZE && c < topology::CpuSet::kMaxCores; ++c)
       if (CPU_ISSET(c, &mask)) set.Set(c);
   return set;
-}
-
-bool InEnvironment(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != 0;
 }
 
 }  // namespace
@@ -104,9 +102,12 @@ std::vector<topology::CpuSet> NodeCpusOf(
 
 engine::Result<engine::EngineOptions> NodeEngineOptions(
     drivers::bootstrap::Bootstrap& boot, std::string* error) {
+  // From here on the library's log lines name this rank and its host.
+  base::SetJobIdentity(boot.rank(), HostName());
   engine::EngineOptions o = engine::EngineOptions::FromEnvironment();
+  const base::ConfigRegistry& config = base::ConfigRegistry::Global();
   const bool env_local =
-      InEnvironment("RONDO_LOCAL_RANK") || InEnvironment("RONDO_LOCAL_SIZE");
+      config.IsSet("RONDO_LOCAL_RANK") || config.IsSet("RONDO_LOCAL_SIZE");
   if (!env_local) {
     o.local_rank = boot.local_rank();
     o.local_size = boot.local_size();
@@ -127,7 +128,7 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
   // host) asks every rank to find its node the same way: the records then
   // carry the rank, and the local ranks follow from the host keys.
   const bool discover = boot.name() == "rondo-run" && !env_local &&
-                        InEnvironment("RONDO_RUN_DISCOVER_NODES");
+                        config.IsSet("RONDO_RUN_DISCOVER_NODES");
   if ((boot.name() != "pmix" && !discover) || boot.size() == 1) return o;
   const std::vector<topology::CpuSet> given = o.node_cpus;
   NodeRecord self{NodeKey(), discover ? boot.rank() : o.local_rank,
@@ -166,11 +167,10 @@ engine::Result<engine::EngineOptions> NodeEngineOptions(
   o.node_cpus = NodeCpusOf(records, self.host, o.local_size);
   if (!given.empty()) o.node_cpus = given;  // the user's word wins
   if (o.node_cpus.empty() && o.local_size > 1)
-    std::fprintf(stderr,
-                 "rondo: warning: the ranks of host %s do not describe %d "
-                 "local ranks consistently; placing progress threads from "
-                 "this rank's own affinity only\n",
-                 self.host.c_str(), o.local_size);
+    RONDO_LOG_WARN(
+        "the ranks of host {} do not describe {} local ranks consistently; "
+        "placing progress threads from this rank's own affinity only",
+        self.host, o.local_size);
   return o;
 }
 

@@ -115,6 +115,14 @@ const std::vector<ConfigVar<NmadOptions>>& NmadOptions::Table() {
   return table;
 }
 
+std::vector<base::ConfigDecl> NmadDeclarations() {
+  return engine::DeclarationsOf(NmadOptions::Table(), "nmad");
+}
+
+namespace {
+const base::ConfigRegistration kNmadConfig(NmadDeclarations);
+}  // namespace
+
 std::vector<std::string_view> NmadVariableNames() {
   std::vector<std::string_view> names;
   for (const auto& v : NmadOptions::Table()) names.emplace_back(v.name);

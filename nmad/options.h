@@ -57,6 +57,8 @@ struct NmadOptions {
 };
 
 std::vector<std::string_view> NmadVariableNames();
+// nmad's declarations in the configuration registry (its table).
+std::vector<base::ConfigDecl> NmadDeclarations();
 
 }  // namespace rondo::nmad
 

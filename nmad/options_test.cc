@@ -387,25 +387,25 @@ TEST_CASE("Validate rejects a huge eager_limit", "[options]") {
   ExpectValidateError(o, "eager_limit");
 }
 
-TEST_CASE("The engine knows every nmad variable", "[options]") {
-  const std::vector<std::string_view> known = engine::KnownRondoVariables();
+TEST_CASE("The registry declares every nmad variable", "[options]") {
+  const auto& registry = base::ConfigRegistry::Global();
   const std::vector<std::string_view> nmad = NmadVariableNames();
   REQUIRE(nmad.size() == NmadOptions::Table().size());
   REQUIRE(nmad.size() == 9);
   for (std::string_view name : nmad) {
     INFO(name);
     CHECK(name.substr(0, 6) == "RONDO_");
-    CHECK(std::find(known.begin(), known.end(), name) != known.end());
+    auto d = registry.Find(name);
+    REQUIRE(d);
+    CHECK(d->component == "nmad");
   }
-  // And through the engine's own check: with every nmad variable set (to
+  // And through the start-up check: with every nmad variable set (to
   // valid values), none is reported as unknown.
   Env env;
   for (const auto& v : NmadOptions::Table())
     setenv(v.name, v.default_value, 1);
-  const std::vector<std::string> unknown =
-      engine::UnknownRondoVariables(known);
-  for (std::string_view name : nmad)
-    CHECK(std::find(unknown.begin(), unknown.end(), name) == unknown.end());
+  for (const auto& u : registry.UnknownVariables())
+    CHECK(std::find(nmad.begin(), nmad.end(), u.name) == nmad.end());
   CHECK_NOTHROW(NmadOptions::FromEnvironment());
 }
 

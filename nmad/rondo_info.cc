@@ -1,7 +1,9 @@
 // rondo-info: prints what Rondo sees and how it is configured.
 //   rondo-info               topology, and where this node's ranks compute
 //                            and progress, with the reason for each
-//   rondo-info --config      effective RONDO_* configuration, with help
+//   rondo-info --config      every RONDO_* variable of every component
+//                            (the configuration registry): default, value,
+//                            allowed values and help; --json for tools
 //   rondo-info --topology T  the same for another topology (RONDO_TOPOLOGY form)
 // Started as a job step (rondo-run -n N rondo-info, mpirun, srun --mpi=pmix),
 // every rank learns the node's view as an MPI program would (nmad/node.h):
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "drivers/bootstrap/bootstrap.h"
@@ -19,6 +22,7 @@
 #include "nmad/core.h"
 #include "nmad/node.h"
 #include "nmad/options.h"
+#include "topology/base/config_registry.h"
 
 namespace {
 
@@ -59,8 +63,64 @@ std::string OsCpus(const rondo::topology::Topology& topo,
 bool InJob() {
   for (const char* v : {"RONDO_RUN_SOCKET", "PMIX_RANK", "PMIX_NAMESPACE",
                         "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
-    if (const char* s = std::getenv(v); s != nullptr && *s != 0) return true;
+    if (const char* s = rondo::base::EnvLookup(v); s != nullptr && *s != 0)
+      return true;
   return false;
+}
+
+// One variable of `rondo-info --config`: its declaration, its value (the
+// engine's effective one for the engine's variables, else the
+// environment's, else the default) and whether the environment sets it.
+struct ConfigLine {
+  rondo::base::ConfigDecl decl;
+  std::string value;
+  bool set = false;
+};
+
+std::vector<ConfigLine> ConfigLines(
+    const rondo::engine::EngineOptions& options) {
+  const auto& registry = rondo::base::ConfigRegistry::Global();
+  std::vector<ConfigLine> lines;
+  for (rondo::base::ConfigDecl& d : registry.All()) {
+    ConfigLine line;
+    std::optional<std::string> raw = registry.Raw(d.name);
+    line.set = raw.has_value();
+    line.value = raw && !raw->empty() ? *raw : d.default_value;
+    for (const auto& v : rondo::engine::EngineOptions::Table())
+      if (d.name == v.name) line.value = v.print(options);
+    line.decl = std::move(d);
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+void PrintConfig(const std::vector<ConfigLine>& lines, std::ostream& out) {
+  std::string component;
+  for (const ConfigLine& l : lines) {
+    if (l.decl.component != component) {
+      component = l.decl.component;
+      out << (out.tellp() > 0 ? "\n" : "") << "[" << component << "]\n";
+    }
+    out << l.decl.name << "=" << l.value << (l.set ? "" : "  (default)")
+        << "\n    " << l.decl.help << "\n    " << l.decl.type
+        << "; allowed: " << l.decl.allowed << "; default: "
+        << (l.decl.default_value.empty() ? "(unset)" : l.decl.default_value)
+        << "\n";
+  }
+}
+
+void PrintConfigJson(const std::vector<ConfigLine>& lines, std::ostream& out) {
+  nlohmann::json variables = nlohmann::json::array();
+  for (const ConfigLine& l : lines)
+    variables.push_back({{"name", l.decl.name},
+                         {"component", l.decl.component},
+                         {"type", l.decl.type},
+                         {"default", l.decl.default_value},
+                         {"value", l.value},
+                         {"set", l.set},
+                         {"allowed", l.decl.allowed},
+                         {"help", l.decl.help}});
+  out << nlohmann::json{{"variables", variables}}.dump(2) << "\n";
 }
 
 // The node's placement, one line per local rank.
@@ -102,9 +162,12 @@ void PrintNode(const Engine& engine, std::ostream& out) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Rondo: topology, placement and configuration"};
-  bool config = false;
+  bool config = false, json = false;
   std::string topology;
-  app.add_flag("--config,-c", config, "print the effective configuration");
+  app.add_flag("--config,-c", config,
+               "print every RONDO_* variable: value, default, allowed values "
+               "and help, by component");
+  app.add_flag("--json", json, "with --config: print JSON");
   app.add_option("--topology,-t", topology,
                  "native | synthetic:<description> | xml:<path>");
   CLI11_PARSE(app, argc, argv);
@@ -113,7 +176,12 @@ int main(int argc, char** argv) {
         rondo::engine::EngineOptions::FromEnvironment();
     if (config) {
       if (!topology.empty()) options.topology = topology;
-      std::cout << options.Describe();
+      std::ostringstream out;
+      if (json)
+        PrintConfigJson(ConfigLines(options), out);
+      else
+        PrintConfig(ConfigLines(options), out);
+      std::cout << out.str();
       return 0;
     }
     std::unique_ptr<rondo::drivers::bootstrap::Bootstrap> boot;

@@ -7,16 +7,13 @@
 #ifndef RONDO_TOPOLOGY_CHECK_H_
 #define RONDO_TOPOLOGY_CHECK_H_
 
-#include <cstdio>
-#include <cstdlib>
+#include "topology/base/check_failed.h"
 
-#define RONDO_CHECK(cond, msg)                                              \
-  do {                                                                      \
-    if (__builtin_expect(!(cond), 0)) {                                     \
-      std::fprintf(stderr, "rondo: %s:%d: check failed: %s: %s\n", __FILE__, \
-                   __LINE__, #cond, msg);                                   \
-      std::abort();                                                         \
-    }                                                                       \
+// The message goes through the logger (topology/base/log.h).
+#define RONDO_CHECK(cond, msg)                                             \
+  do {                                                                     \
+    if (__builtin_expect(!(cond), 0))                                      \
+      ::rondo::base::internal::CheckFailed(__FILE__, __LINE__, #cond, msg); \
   } while (0)
 
 #ifdef NDEBUG

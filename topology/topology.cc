@@ -14,6 +14,7 @@
 
 #include "topology/check.h"
 #include "topology/internal/text.h"
+#include "topology/base/log.h"
 
 namespace rondo::topology {
 
@@ -537,10 +538,9 @@ bool Topology::BindThreadToCpuSet(const CpuSet& cpuset) const {
   // processors; skip it, and say so once rather than per thread.
   if (!is_native() || !hwloc_topology_is_thissystem(hwloc_->topology)) {
     if (!warned_.exchange(true)) {
-      std::fprintf(stderr,
-                   "rondo: topology '%s' is not the real machine; thread "
-                   "binding is skipped\n",
-                   source_.ToString().c_str());
+      RONDO_LOG_WARN(
+          "topology '{}' is not the real machine; thread binding is skipped",
+          source_.ToString());
     }
     return false;
   }

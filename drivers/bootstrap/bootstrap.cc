@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "drivers/bootstrap/launcher_bootstrap.h"
+#include "topology/base/config_registry.h"
 #include "drivers/bootstrap/pmix_bootstrap.h"
 #include "drivers/bootstrap/singleton_bootstrap.h"
 
@@ -11,8 +12,8 @@ namespace rondo::drivers::bootstrap {
 namespace {
 
 // A positive integer variable, or 0.
-long Tasks(const char* (*getenv)(const char*), const char* name) {
-  const char* v = getenv(name);
+long Tasks(const char* (*lookup)(const char*), const char* name) {
+  const char* v = lookup(name);
   if (v == nullptr) return 0;
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
@@ -21,16 +22,17 @@ long Tasks(const char* (*getenv)(const char*), const char* name) {
 
 }  // namespace
 
-std::string UnsupportedLauncher(const char* (*getenv)(const char*)) {
-  if (getenv("PMIX_NAMESPACE") != nullptr || getenv("RONDO_RUN_SOCKET") != nullptr)
+std::string UnsupportedLauncher(const char* (*lookup)(const char*)) {
+  if (lookup("PMIX_NAMESPACE") != nullptr ||
+      lookup("RONDO_RUN_SOCKET") != nullptr)
     return "";
-  const long slurm = Tasks(getenv, "SLURM_STEP_NUM_TASKS");
+  const long slurm = Tasks(lookup, "SLURM_STEP_NUM_TASKS");
   if (slurm > 1) {
-    const char* type = getenv("SLURM_MPI_TYPE");
+    const char* type = lookup("SLURM_MPI_TYPE");
     std::string why = "this process is one of " + std::to_string(slurm) +
                       " tasks of a Slurm job step";
-    if (const char* step = getenv("SLURM_STEP_ID"); step != nullptr)
-      why += " (" + std::string(getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID")
+    if (const char* step = lookup("SLURM_STEP_ID"); step != nullptr)
+      why += " (" + std::string(lookup("SLURM_JOB_ID") ? lookup("SLURM_JOB_ID")
                                                        : "?") +
              "." + step + ")";
     why += " started without PMIx";
@@ -41,7 +43,7 @@ std::string UnsupportedLauncher(const char* (*getenv)(const char*)) {
            "--mpi=pmix` (`srun --mpi=list` shows the plugins; MpiDefault=pmix "
            "in slurm.conf makes it the default)";
   }
-  const long pmi = Tasks(getenv, "PMI_SIZE");
+  const long pmi = Tasks(lookup, "PMI_SIZE");
   if (pmi > 1)
     return "this process is one of " + std::to_string(pmi) +
            " ranks started by a PMI-1 launcher (PMI_SIZE is set: MPICH's "
@@ -54,20 +56,18 @@ Result<std::unique_ptr<Bootstrap>> BootstrapFromEnvironment(
     std::string* error) {
   std::string scratch;
   if (error == nullptr) error = &scratch;
-  if (std::getenv("PMIX_NAMESPACE") != nullptr &&
-      std::getenv("PMIX_RANK") != nullptr)
+  if (base::ForeignEnv("PMIX_NAMESPACE") != nullptr &&
+      base::ForeignEnv("PMIX_RANK") != nullptr)
     return CreatePmixBootstrap(error);
-  if (std::getenv("RONDO_RUN_SOCKET") != nullptr) {
-    std::optional<LauncherEnvironment> env = ParseLauncherEnvironment(
-        [](const char* name) { return std::getenv(name); }, error);
+  if (base::EnvLookup("RONDO_RUN_SOCKET") != nullptr) {
+    std::optional<LauncherEnvironment> env =
+        ParseLauncherEnvironment(&base::EnvLookup, error);
     if (!env) return Status::kInvalidArgument;
     auto connected = LauncherBootstrap::Connect(*env, error);
     if (!connected.ok()) return connected.status();
     return std::unique_ptr<Bootstrap>(std::move(connected).value());
   }
-  if (std::string why = UnsupportedLauncher(
-          [](const char* name) -> const char* { return std::getenv(name); });
-      !why.empty()) {
+  if (std::string why = UnsupportedLauncher(&base::EnvLookup); !why.empty()) {
     *error = why;
     return Status::kUnsupported;
   }

@@ -76,9 +76,9 @@ class Bootstrap {
 // cannot talk to, else what is wrong and how to start the job instead:
 // Slurm job steps of several tasks without PMIx (SLURM_STEP_NUM_TASKS > 1,
 // no PMIX_*: srun without --mpi=pmix, or SLURM_MPI_TYPE naming another
-// plugin) and PMI-1 launchers (PMI_SIZE > 1: MPICH's Hydra). `getenv`
-// reads the environment (a parameter for tests).
-std::string UnsupportedLauncher(const char* (*getenv)(const char*));
+// plugin) and PMI-1 launchers (PMI_SIZE > 1: MPICH's Hydra). `lookup`
+// reads the environment (base::EnvLookup; a parameter for tests).
+std::string UnsupportedLauncher(const char* (*lookup)(const char*));
 
 // Chooses and initializes the bootstrap for this process (see banner).
 // Errors (bad environment, wrong key, unreachable launcher) come back as a

@@ -55,11 +55,11 @@ std::string Errno(const char* what) {
 }  // namespace
 
 std::optional<LauncherEnvironment> ParseLauncherEnvironment(
-    const EnvironmentLookup& getenv, std::string* error) {
+    const EnvironmentLookup& lookup, std::string* error) {
   std::string scratch;
   if (error == nullptr) error = &scratch;
   LauncherEnvironment env;
-  const char* socket = getenv("RONDO_RUN_SOCKET");
+  const char* socket = lookup("RONDO_RUN_SOCKET");
   if (socket == nullptr || *socket == '\0' ||
       std::strlen(socket) >= sizeof(sockaddr_un::sun_path)) {
     *error = std::string("Invalid value for RONDO_RUN_SOCKET: '") +
@@ -69,7 +69,7 @@ std::optional<LauncherEnvironment> ParseLauncherEnvironment(
     return std::nullopt;
   }
   env.socket_path = socket;
-  const char* key = getenv("RONDO_RUN_KEY");
+  const char* key = lookup("RONDO_RUN_KEY");
   if (key == nullptr || std::strlen(key) != internal::kJobKeyHexLength ||
       !internal::FromHex(key)) {
     // The key is a secret: do not echo it.
@@ -81,8 +81,8 @@ std::optional<LauncherEnvironment> ParseLauncherEnvironment(
     return std::nullopt;
   }
   env.key_hex = key;
-  const char* size = getenv("RONDO_SIZE");
-  const char* rank = getenv("RONDO_RANK");
+  const char* size = lookup("RONDO_SIZE");
+  const char* rank = lookup("RONDO_RANK");
   if (size == nullptr || rank == nullptr) {
     *error = std::string(size == nullptr ? "RONDO_SIZE" : "RONDO_RANK") +
              " is not set. Expected: set by rondo-run with RONDO_RUN_SOCKET";
@@ -94,11 +94,11 @@ std::optional<LauncherEnvironment> ParseLauncherEnvironment(
     return std::nullopt;
   env.local_rank = env.rank;
   env.local_size = env.size;
-  if (const char* ls = getenv("RONDO_LOCAL_SIZE");
+  if (const char* ls = lookup("RONDO_LOCAL_SIZE");
       ls != nullptr &&
       !ParseIntVar("RONDO_LOCAL_SIZE", ls, 1, env.size, &env.local_size, error))
     return std::nullopt;
-  if (const char* lr = getenv("RONDO_LOCAL_RANK");
+  if (const char* lr = lookup("RONDO_LOCAL_RANK");
       lr != nullptr && !ParseIntVar("RONDO_LOCAL_RANK", lr, 0,
                                     env.local_size - 1, &env.local_rank, error))
     return std::nullopt;

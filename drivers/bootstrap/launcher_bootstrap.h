@@ -50,12 +50,13 @@ struct LauncherEnvironment {
   int local_size = 1;       // RONDO_LOCAL_SIZE (default: size)
 };
 
-// Reads and validates the variables above through `getenv` (std::getenv
-// in production; a map in tests). nullopt with `*error` naming the variable,
+// Reads and validates the variables above through `lookup`
+// (base::EnvLookup, the configuration registry, in production; a map in
+// tests). nullopt with `*error` naming the variable,
 // its value and what is allowed.
 using EnvironmentLookup = std::function<const char*(const char* name)>;
 std::optional<LauncherEnvironment> ParseLauncherEnvironment(
-    const EnvironmentLookup& getenv, std::string* error);
+    const EnvironmentLookup& lookup, std::string* error);
 
 class LauncherBootstrap final : public Bootstrap {
  public:

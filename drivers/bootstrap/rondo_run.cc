@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "drivers/bootstrap/internal/protocol.h"
+#include "topology/base/config_registry.h"
 
 extern char** environ;
 
@@ -267,7 +268,7 @@ bool Launcher::Setup() {
 
   // A private directory: mkdtemp creates it with mode 0700. Under $TMPDIR
   // if the socket path fits in sun_path, else under /tmp.
-  const char* tmpdir = std::getenv("TMPDIR");
+  const char* tmpdir = rondo::base::ForeignEnv("TMPDIR");
   std::vector<std::string> bases;
   if (tmpdir != nullptr && *tmpdir != '\0') bases.emplace_back(tmpdir);
   bases.emplace_back("/tmp");
@@ -897,8 +898,8 @@ int Main(int argc, char** argv) {
   // means none, as unset).
   std::string wrapper_source = "--rank-wrapper";
   if (app.count("--rank-wrapper") == 0) {
-    const char* env = std::getenv("RONDO_RUN_RANK_WRAPPER");
-    wrapper_text = env != nullptr ? env : "";
+    wrapper_text = rondo::base::ConfigRegistry::Global().GetString(
+        "RONDO_RUN_RANK_WRAPPER");
     wrapper_source = "RONDO_RUN_RANK_WRAPPER";
   }
   if (app.count("--rank-wrapper") > 0 || !wrapper_text.empty()) {

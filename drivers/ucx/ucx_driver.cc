@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "topology/base/log.h"
+
 namespace rondo::drivers::ucx {
 
 namespace {
@@ -476,11 +478,10 @@ Status UcxDriver::PostPacketNow(int peer, const iovec* iov,
   // UCX's contract (FORCE_IMM_CMPL): completed now or an error. A request
   // would read the caller's buffers after this returns, and progressing
   // UCX here would run our callbacks inside a post: neither is safe.
-  std::fprintf(stderr,
-               "rondo: ucx: ucp_am_send_nbx returned a request despite "
-               "UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL (UCX %s); aborting\n",
-               ucp_get_version_string());
-  std::abort();
+  RONDO_LOG_FATAL(
+      "ucx: ucp_am_send_nbx returned a request despite "
+      "UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL (UCX {}); aborting",
+      ucp_get_version_string());
 }
 
 Status UcxDriver::PostRdvSend(int peer, uint64_t key, const void* buf,

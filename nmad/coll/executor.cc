@@ -7,6 +7,8 @@
 #include <cstring>
 #include <algorithm>
 
+#include "topology/base/log.h"
+
 namespace rondo::nmad::coll {
 
 using engine::Status;
@@ -20,10 +22,9 @@ uint32_t TagBase(uint64_t sequence, bool blocking) {
 Operation::~Operation() {
   if (!started_.load(std::memory_order_acquire)) return;
   if (!done()) {
-    std::fprintf(stderr,
-                 "rondo: nmad/coll: an Operation was destroyed while its "
-                 "collective was still running\n");
-    std::abort();
+    RONDO_LOG_FATAL(
+        "nmad/coll: an Operation was destroyed while its collective was "
+        "still running");
   }
   Quiesce();
 }

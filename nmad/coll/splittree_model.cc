@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "topology/base/config_registry.h"
+
 namespace rondo::nmad::coll {
 namespace {
 
@@ -221,10 +223,24 @@ SplitOptions ParseSplitOptions(std::string_view value) {
   return options;
 }
 
+namespace {
+
+std::vector<base::ConfigDecl> CollDeclarations() {
+  return {{std::string(kSplitSEnvVar), "coll", "integer", "auto",
+           "auto or an integer from 0 to " + std::to_string(kMaxFixedSplit),
+           "split-tree collectives' S (levels split in two): auto lets "
+           "the model choose"}};
+}
+
+const base::ConfigRegistration kCollConfig(CollDeclarations);
+
+}  // namespace
+
 SplitOptions SplitOptionsFromEnv() {
-  const char* value = std::getenv(std::string(kSplitSEnvVar).c_str());
-  if (value == nullptr) return SplitOptions{};
-  return ParseSplitOptions(value);
+  const std::optional<std::string> value =
+      base::ConfigRegistry::Global().Raw(kSplitSEnvVar);
+  if (!value) return SplitOptions{};
+  return ParseSplitOptions(*value);
 }
 
 int ResolveSplit(const SplitOptions& options, const SplitTreeParams& params) {

@@ -16,10 +16,12 @@
 
 #include "nmad/coll/algorithms.h"
 #include "nmad/coll/executor.h"
+#include "nmad/mpi/config.h"
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/coll.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
+#include "topology/base/log.h"
 
 namespace rondo::nmad::mpi {
 namespace {
@@ -344,12 +346,9 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
       // e.g. a forced ring allreduce with a non-commutative user op.
       static std::atomic<bool> warned{false};
       if (!warned.exchange(true))
-        std::fprintf(
-            stderr,
-            "rondo: RONDO_COLL_%s=%s cannot run a call (%s); using the "
-            "default algorithm\n",
-            std::string(coll::CollectiveName(args.collective)).c_str(),
-            std::string(coll::AlgorithmName(forced)).c_str(), e.c_str());
+        RONDO_LOG_WARN(
+            "{}={} cannot run a call ({}); using the default algorithm",
+            CollVariable(args.collective), coll::AlgorithmName(forced), e);
       sched = {};
       split = -1;
       e = coll::Build(coll::Algorithm::kAuto, args, &sched);

@@ -13,15 +13,15 @@
 #include <limits>
 #include <utility>
 
+#include "topology/base/log.h"
+
 namespace rondo::nmad::mpi {
 namespace {
 
 // A contract violation by the caller (never user input): abort with a
-// message. (RONDO_CHECK lives in //topology, which this target does not
-// depend on.)
+// message through the logger.
 [[noreturn]] void Die(const char* what) {
-  std::fprintf(stderr, "rondo: nmad/mpi/datatype: %s\n", what);
-  std::abort();
+  RONDO_LOG_FATAL("nmad/mpi/datatype: {}", what);
 }
 
 bool CheckedMul(int64_t a, int64_t b, int64_t* out) {

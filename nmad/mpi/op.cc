@@ -10,13 +10,14 @@
 #include <cstring>
 #include <type_traits>
 
+#include "topology/base/log.h"
+
 namespace rondo::nmad::mpi {
 namespace {
 
 // A caller bug (CheckOp was skipped): abort with a message.
 [[noreturn]] void Die(const char* what) {
-  std::fprintf(stderr, "rondo: nmad/mpi/op: %s\n", what);
-  std::abort();
+  RONDO_LOG_FATAL("nmad/mpi/op: {}", what);
 }
 
 // ---- The validity table (MPI-3.1 §5.9.2) ----

@@ -16,6 +16,7 @@
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
+#include "topology/base/log.h"
 
 namespace rondo::nmad::mpi {
 
@@ -408,10 +409,9 @@ void ReclaimBufferedSends(State& st) {
     }
     // Its caller has long returned: a failure can only be reported here.
     if (int e = Finish(st, r, r.fn); e != MPI_SUCCESS)
-      std::fprintf(stderr,
-                   "rondo: a buffered send (%s) failed after it returned: "
-                   "MPI error %d\n",
-                   r.fn, e);
+      RONDO_LOG_ERROR(
+          "a buffered send ({}) failed after it returned: MPI error {}", r.fn,
+          e);
     it = v.erase(it);
   }
 }

@@ -10,16 +10,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "drivers/bootstrap/bootstrap.h"
 #include "nmad/node.h"
+#include "nmad/mpi/config.h"
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/attr.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
+#include "topology/base/config_registry.h"
+#include "topology/base/log.h"
 
 namespace rondo::nmad::mpi {
 namespace {
@@ -217,10 +221,9 @@ int RunErrhandler(MPI_Errhandler h, int handle, int code, const char* fn) {
     text = "error code " + std::to_string(code) + " of class " +
            std::to_string(ErrorClassOf(code)) +
            " (from MPI_Add_error_class/code, no string set)";
-  std::fprintf(stderr, "rondo: MPI error on rank %d in %s: %s (aborting)\n",
-               st ? st->world_rank() : -1, fn, text.c_str());
-  std::fflush(stderr);
   std::fflush(stdout);
+  RONDO_LOG_ERROR("MPI error on rank {} in {}: {} (aborting)",
+                  st ? st->world_rank() : -1, fn, text);
   const int error_class = ErrorClassOf(code);
   std::_Exit(error_class <= 0 || error_class > MPI_ERR_LASTCODE
                  ? 1
@@ -274,46 +277,17 @@ State::State() {
   main_thread = std::this_thread::get_id();
   attr_universe_size = core_->size();
 
-  // RONDO_COLL_<NAME>=<algorithm>, RONDO_COLL_SEGMENT_BYTES, _RADIX.
+  // RONDO_COLL_<NAME>=<algorithm>, RONDO_COLL_SEGMENT_BYTES, _RADIX
+  // (declared in nmad/mpi/config.cc; a bad value throws naming it).
+  const base::ConfigRegistry& config = base::ConfigRegistry::Global();
   for (int c = 0; c < coll::kNumCollectives; ++c) {
-    auto name = coll::CollectiveName(static_cast<coll::Collective>(c));
-    std::string var = "RONDO_COLL_";
-    for (char ch : name) var += static_cast<char>(std::toupper(ch));
-    const char* v = std::getenv(var.c_str());
-    if (v == nullptr || *v == 0) continue;
-    auto alg = coll::ParseAlgorithm(v);
-    std::string allowed;
-    for (auto a : coll::AlgorithmsFor(static_cast<coll::Collective>(c)))
-      allowed += (allowed.empty() ? "" : "|") + std::string(coll::AlgorithmName(a));
-    bool ok = alg.has_value();
-    if (ok && *alg != coll::Algorithm::kAuto) {
-      ok = false;
-      for (auto a : coll::AlgorithmsFor(static_cast<coll::Collective>(c)))
-        ok |= a == *alg;
-    }
-    if (!ok)
-      throw std::runtime_error("Invalid value for " + var + ": '" + v +
-                               "'. Expected: auto|" + allowed);
-    forced[c] = *alg;
+    const std::string var = CollVariable(static_cast<coll::Collective>(c));
+    if (!config.IsSet(var)) continue;
+    forced[c] = *coll::ParseAlgorithm(config.GetChoice(var));
   }
-  if (const char* v = std::getenv("RONDO_COLL_SEGMENT_BYTES"); v && *v) {
-    char* end = nullptr;
-    unsigned long long b = std::strtoull(v, &end, 10);
-    if (*end != 0 || b == 0)
-      throw std::runtime_error(
-          std::string("Invalid value for RONDO_COLL_SEGMENT_BYTES: '") + v +
-          "'. Expected: a positive number of bytes");
-    segment_bytes = b;
-  }
-  if (const char* v = std::getenv("RONDO_COLL_RADIX"); v && *v) {
-    char* end = nullptr;
-    long r = std::strtol(v, &end, 10);
-    if (*end != 0 || r < 2 || r > 64)
-      throw std::runtime_error(
-          std::string("Invalid value for RONDO_COLL_RADIX: '") + v +
-          "'. Expected: 2..64");
-    radix = static_cast<int>(r);
-  }
+  segment_bytes = static_cast<uint64_t>(config.GetInt(
+      "RONDO_COLL_SEGMENT_BYTES", 1, std::numeric_limits<int64_t>::max()));
+  radix = static_cast<int>(config.GetInt("RONDO_COLL_RADIX", 2, 64));
 
   split_options = coll::SplitOptionsFromEnv();  // throws on a bad value
   // With dedicated communication cores the application thread stays on its
@@ -414,8 +388,7 @@ State* AcquireState(bool world, int required, const char* fn,
     try {
       st = new State();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "rondo: %s failed: %s\n", fn, e.what());
-      std::fflush(stderr);
+      RONDO_LOG_ERROR("{} failed: {}", fn, e.what());
       std::_Exit(1);
     }
     st->thread_level = MPI_THREAD_SINGLE;
@@ -493,10 +466,10 @@ void DestroyState(State* st) {
     for (auto* r : pending)
       if (!IsDone(*r)) ++never_completed;
     if (never_completed > 0) {
-      std::fprintf(stderr,
-                   "rondo: MPI_Finalize on rank %d: %zu requests were never "
-                   "completed (MPI_Wait/MPI_Test); finishing them first\n",
-                   st->world_rank(), never_completed);
+      RONDO_LOG_WARN(
+          "MPI_Finalize on rank {}: {} requests were never completed "
+          "(MPI_Wait/MPI_Test); finishing them first",
+          st->world_rank(), never_completed);
       const int timeout_ms = st->core().options().close_timeout_ms;
       const auto deadline = std::chrono::steady_clock::now() +
                             std::chrono::milliseconds(timeout_ms);
@@ -527,11 +500,11 @@ void DestroyState(State* st) {
         }
       }
       if (sends + recvs > 0)
-        std::fprintf(stderr,
-                     "rondo: MPI_Finalize on rank %d: after %d ms "
-                     "(RONDO_CLOSE_TIMEOUT_MS), %zu sends nobody received "
-                     "and %zu receives nobody sent are abandoned\n",
-                     st->world_rank(), timeout_ms, sends, recvs);
+        RONDO_LOG_WARN(
+            "MPI_Finalize on rank {}: after {} ms (RONDO_CLOSE_TIMEOUT_MS), "
+            "{} sends nobody received and {} receives nobody sent are "
+            "abandoned",
+            st->world_rank(), timeout_ms, sends, recvs);
     }
     for (uint32_t slot : st->detached)
       pending.push_back(st->requests.At(slot));
@@ -540,10 +513,10 @@ void DestroyState(State* st) {
     st->detached.clear();
   }
   if (const size_t n = ForgetWindows(*st); n > 0)
-    std::fprintf(stderr,
-                 "rondo: MPI_Finalize on rank %d: %zu windows were never "
-                 "freed (MPI_Win_free); they stop serving now\n",
-                 st->world_rank(), n);
+    RONDO_LOG_WARN(
+        "MPI_Finalize on rank {}: {} windows were never freed "
+        "(MPI_Win_free); they stop serving now",
+        st->world_rank(), n);
   g_state.store(nullptr, std::memory_order_release);
   delete st;
 }
@@ -600,10 +573,9 @@ int PMPI_Finalize(void) {
 
 int PMPI_Abort(MPI_Comm, int errorcode) {
   State* st = Mpi();
-  std::fprintf(stderr, "rondo: MPI_Abort called on rank %d with code %d\n",
-               st ? st->world_rank() : -1, errorcode);
-  std::fflush(stderr);
   std::fflush(stdout);
+  RONDO_LOG_ERROR("MPI_Abort called on rank {} with code {}",
+                  st ? st->world_rank() : -1, errorcode);
   std::_Exit(errorcode == 0 ? 1 : (errorcode & 0xff ? errorcode & 0xff : 1));
 }
 

@@ -38,6 +38,21 @@
 #include <starpu_expert.h>
 
 #include "nmad/rondo_nmad.h"
+#include "topology/base/log_c.h"
+
+/* Messages go through Rondo's logger (topology/base/log_c.h): its level,
+ * sink and rank prefix. */
+static void log_line(int level, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+static void log_line(int level, const char* format, ...) {
+  if (!rondo_log_enabled(level)) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(buf, sizeof(buf), format, ap);
+  va_end(ap);
+  rondo_log_message(level, buf);
+}
 
 enum xfer_kind { XFER_RECV, XFER_SEND, XFER_GROUP, XFER_BCAST };
 
@@ -176,37 +191,37 @@ static void finish(struct xfer* x) {
     rondo_nmad_recv_info(&x->req, &source, NULL, &size);
     if (size != x->size) {
       status = RONDO_ERR_TRUNCATED;
-      fprintf(stderr,
-              "rondo_starpu: rank %d: the message from rank %d with tag %d "
-              "holds %zu bytes, the receiving handle %zu: size mismatch, "
-              "the data is not used\n",
-              g.rank, source, x->tag, size, x->size);
+      log_line(RONDO_LOG_LEVEL_ERROR,
+               "rondo_starpu: rank %d: the message from rank %d with tag %d "
+               "holds %zu bytes, the receiving handle %zu: size mismatch, "
+               "the data is not used",
+               g.rank, source, x->tag, size, x->size);
     }
   } else if (x->kind == XFER_RECV && status == RONDO_ERR_TRUNCATED) {
     size_t size = 0;
     rondo_nmad_recv_info(&x->req, NULL, NULL, &size);
-    fprintf(stderr,
-            "rondo_starpu: rank %d: the message from rank %d with tag %d "
-            "holds %zu bytes, more than the receiving handle's %zu: size "
-            "mismatch, the data is not used\n",
-            g.rank, x->peer, x->tag, size, x->size);
+    log_line(RONDO_LOG_LEVEL_ERROR,
+             "rondo_starpu: rank %d: the message from rank %d with tag %d "
+             "holds %zu bytes, more than the receiving handle's %zu: size "
+             "mismatch, the data is not used",
+             g.rank, x->peer, x->tag, size, x->size);
   } else if (status != RONDO_OK) {
-    fprintf(stderr, "rondo_starpu: rank %d: %s of tag %d %s rank %d: %s%s%s\n",
-            g.rank, x->kind == XFER_RECV ? "receive" : "send", x->tag,
-            x->kind == XFER_RECV ? "from" : "to", x->peer,
-            rondo_strerror(status), x->peer >= 0 ? ": " : "",
-            x->peer >= 0 ? rondo_nmad_failure_text(x->peer) : "");
+    log_line(RONDO_LOG_LEVEL_ERROR,
+             "rondo_starpu: rank %d: %s of tag %d %s rank %d: %s%s%s",
+             g.rank, x->kind == XFER_RECV ? "receive" : "send", x->tag,
+             x->kind == XFER_RECV ? "from" : "to", x->peer,
+             rondo_strerror(status), x->peer >= 0 ? ": " : "",
+             x->peer >= 0 ? rondo_nmad_failure_text(x->peer) : "");
   }
   if (status != RONDO_OK) {
     atomic_fetch_add(&g.errors, 1);
     /* Before the release: no task may run on data nobody vouches for. */
     for (int i = 0; i < x->ndone; ++i)
       if (x->dones[i].callback == NULL) {
-        fprintf(stderr,
-                "rondo_starpu: rank %d: a transfer failed (%s) and no "
-                "completion callback handles it: aborting\n",
-                g.rank, rondo_strerror(status));
-        fflush(stderr);
+        log_line(RONDO_LOG_LEVEL_ERROR,
+                 "rondo_starpu: rank %d: a transfer failed (%s) and no "
+                 "completion callback handles it: aborting",
+                 g.rank, rondo_strerror(status));
         _exit(3);
       }
   }
@@ -309,8 +324,9 @@ static void on_acquired(void* arg) {
     }
   }
   if (rc != RONDO_OK) {
-    fprintf(stderr, "rondo_starpu: rank %d: cannot start the transfer of tag "
-            "%d: %s\n", g.rank, x->tag, rondo_nmad_last_error());
+    log_line(RONDO_LOG_LEVEL_ERROR,
+             "rondo_starpu: rank %d: cannot start the transfer of tag %d: %s",
+             g.rank, x->tag, rondo_nmad_last_error());
     queue_done(x, rc);
   }
 }

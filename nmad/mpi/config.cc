@@ -1,0 +1,44 @@
+#include "nmad/mpi/config.h"
+
+#include <cctype>
+
+namespace rondo::nmad::mpi {
+
+std::string CollVariable(coll::Collective c) {
+  std::string var = "RONDO_COLL_";
+  for (char ch : coll::CollectiveName(c))
+    var += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return var;
+}
+
+std::vector<base::ConfigDecl> MpiDeclarations() {
+  std::vector<base::ConfigDecl> out;
+  for (int i = 0; i < coll::kNumCollectives; ++i) {
+    const auto c = static_cast<coll::Collective>(i);
+    std::string allowed = "auto";
+    for (coll::Algorithm a : coll::AlgorithmsFor(c))
+      allowed += "|" + std::string(coll::AlgorithmName(a));
+    out.push_back({CollVariable(c), "mpi", "choice", "auto", allowed,
+                   "algorithm of every MPI_" +
+                       std::string(coll::CollectiveName(c)) +
+                       " (auto: by size and process count)"});
+  }
+  out.push_back({"RONDO_COLL_SEGMENT_BYTES", "mpi", "integer", "65536",
+                 "a positive number of bytes",
+                 "segment size of pipelined collectives"});
+  out.push_back({"RONDO_COLL_RADIX", "mpi", "integer", "4", "2..64",
+                 "radix of the k-ary collective algorithms"});
+  out.push_back({"RONDO_MPICC_CC", "wrappers", "string", "",
+                 "a C compiler command (default: the one found at install)",
+                 "the C compiler rondo-mpicc runs"});
+  out.push_back({"RONDO_MPICXX_CXX", "wrappers", "string", "",
+                 "a C++ compiler command (default: the one found at install)",
+                 "the C++ compiler rondo-mpicxx runs"});
+  return out;
+}
+
+namespace {
+const base::ConfigRegistration kMpiConfig(MpiDeclarations);
+}  // namespace
+
+}  // namespace rondo::nmad::mpi
