@@ -21,6 +21,10 @@
 // back, under the window's accumulate lock, so accumulates (and
 // get-accumulates, fetch-and-op, compare-and-swap) on one window are
 // element-wise atomic with respect to each other whoever issues them.
+// Puts and gets take no such lock: the engine serves the loopback rail
+// (this rank's own operations) and the remote rails on different threads at
+// once, so two puts to one location in one epoch really do run together;
+// MPI calls them conflicting accesses (an erroneous program).
 //
 // Completion: each operation is a RmaOp the caller owns; it is done when
 // the target has applied it (puts, accumulates) or its data has arrived

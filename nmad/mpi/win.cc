@@ -28,10 +28,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -452,12 +454,22 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
       int fd = -1;
       int ok = 1;
       if (w->c->rank == 0) {
-        static std::atomic<uint64_t> seq{0};
-        std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%llu",
-                      static_cast<int>(getpid()),
-                      static_cast<unsigned long long>(seq++));
-        fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        // The pid alone does not name the segment uniquely: jobs in other
+        // pid namespaces (containers, sandboxed tests) share /dev/shm. A
+        // random suffix, and another on a collision.
+        std::random_device random;
+        for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+          std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
+                        static_cast<int>(getpid()), random(), random());
+          fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+          if (fd < 0 && errno != EEXIST) break;
+        }
         ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+        if (fd >= 0 && !ok) {
+          shm_unlink(shm_name);
+          close(fd);
+          fd = -1;
+        }
       }
       PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w->comm);
       PMPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
