@@ -32,6 +32,7 @@ void Rail::DrainSlow() noexcept {
   if (has_dirty.load(std::memory_order_acquire)) {
     posted = true;
     std::vector<FlushTarget*> flush;
+    flush.swap(flush_spare);  // its capacity, kept from pass to pass
     {
       std::lock_guard<std::mutex> g(dirty_mu);
       flush.swap(dirty);
@@ -41,6 +42,8 @@ void Rail::DrainSlow() noexcept {
       t->dirty.store(false, std::memory_order_release);
       client->Flush(*this, *t);
     }
+    flush.clear();
+    flush_spare.swap(flush);
   }
   if (posted && notify_after_post) Notify();
 }

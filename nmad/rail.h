@@ -217,6 +217,7 @@ struct Rail final : engine::WakeupSource {
   std::atomic<bool> has_ops{false};
   std::mutex dirty_mu;
   std::vector<FlushTarget*> dirty;
+  std::vector<FlushTarget*> flush_spare;  // the holder's, swapped with dirty
   std::atomic<bool> has_dirty{false};
   std::vector<PacketBuf*> free_bufs;  // rail held
 };

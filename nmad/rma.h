@@ -39,7 +39,9 @@
 // counted per (kind, source) at the receiver.
 //
 // Thread-safety: every method may be called from any thread; handlers run
-// in engine tasks. A RmaOp must stay alive and unmoved until done().
+// in engine tasks. A RmaOp must stay alive and unmoved until done(); once
+// done it may start another operation, which reuses its message records
+// and buffers (steady-state operations allocate nothing).
 #ifndef RONDO_NMAD_RMA_H_
 #define RONDO_NMAD_RMA_H_
 
@@ -105,7 +107,9 @@ class RmaOp {
   std::atomic<uint32_t> error_{0};
   int target_ = -1;
   uint8_t* result_ = nullptr;  // gets: the packed data lands here
+  // Message records, kept for reuse; the first used_ are this operation's.
   std::vector<std::unique_ptr<internal::RmaPiece>> pieces_;
+  size_t used_ = 0;
 };
 
 class RmaWindow {

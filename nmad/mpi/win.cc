@@ -95,6 +95,9 @@ struct Win {
   std::vector<int> post_ranks;
   std::vector<uint64_t> posts_used, completes_used;  // per job rank
   std::vector<std::shared_ptr<RmaPending>> pending;
+  // Completed operations no request refers to, reused by the next ones
+  // with their buffers (steady-state operations allocate nothing).
+  std::vector<std::shared_ptr<RmaPending>> spare;
 };
 using WinPtr = std::shared_ptr<Win>;
 
@@ -244,7 +247,11 @@ int FinishPending(Win& w, RmaPending& p) {
 // Completes every pending operation to `target` (-1: all): waits for the
 // targets' answers, unpacks reads, forgets them. Returns the first error.
 int Complete(State& st, Win& w, int target) {
+  // The calling thread's list, its capacity kept (swapped out while in use:
+  // an error handler may complete another window's operations).
+  thread_local std::vector<std::shared_ptr<RmaPending>> spare_list;
   std::vector<std::shared_ptr<RmaPending>> mine;
+  mine.swap(spare_list);
   {
     std::lock_guard<std::mutex> lock(w.mu);
     auto keep = w.pending.begin();
@@ -263,6 +270,16 @@ int Complete(State& st, Win& w, int target) {
     const int e = FinishPending(w, *p);
     if (first == MPI_SUCCESS) first = e;
   }
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    for (auto& p : mine)
+      if (p.use_count() == 1) {  // no request refers to it
+        p->result_type.reset();
+        w.spare.push_back(std::move(p));
+      }
+  }
+  mine.clear();
+  mine.swap(spare_list);
   return first;
 }
 
@@ -678,7 +695,9 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   const int64_t unit = w.disp_units[a.target];
   const int64_t start =
       w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? a.disp : a.disp * unit;
-  std::vector<RmaBlock> blocks;
+  // The target blocks: the calling thread's list, its capacity kept.
+  thread_local std::vector<RmaBlock> blocks;
+  blocks.clear();
   if (tbytes > 0) {
     const int64_t lo = start + tt->true_lb();
     const int64_t hi = lo + tt->SpanBytes(a.target_count);
@@ -723,15 +742,29 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                           "point, complex or pair types)");
   }
   // Epoch.
-  std::shared_ptr<RmaPending> p = std::make_shared<RmaPending>();
-  p->target = a.target;
-  p->fn = fn;
+  std::shared_ptr<RmaPending> p;
   {
     std::lock_guard<std::mutex> lock(w.mu);
     std::string why;
     if (!InAccessEpoch(w, a.target, a.request != nullptr, &why))
       return WinError(w, MPI_ERR_RMA_SYNC, fn, why);
+    if (!w.spare.empty()) {
+      p = std::move(w.spare.back());
+      w.spare.pop_back();
+    }
   }
+  if (p) {
+    p->packed.clear();
+    p->result.clear();
+    p->result_addr = nullptr;
+    p->result_count = 0;
+    p->finished = false;
+    p->error = MPI_SUCCESS;
+  } else {
+    p = std::make_shared<RmaPending>();
+  }
+  p->target = a.target;
+  p->fn = fn;
   // Pack the origin's data.
   if (!no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
     p->packed.resize(static_cast<size_t>(tbytes));
@@ -766,13 +799,11 @@ int Issue(State& st, Win& w, const OpArgs& a) {
             static_cast<uint32_t>(a.op), static_cast<uint32_t>(basic), element,
             a.kind == OpKind::kGetAcc ? p->result.data() : nullptr, p->op);
         break;
-      case OpKind::kCas: {
-        std::vector<uint8_t> cmp(static_cast<size_t>(tbytes));
-        std::memcpy(cmp.data(), a.compare, cmp.size());
-        s = w.rma->CompareAndSwap(job, blocks[0], cmp.data(), p->packed.data(),
+      case OpKind::kCas:
+        // (compare is copied into the message)
+        s = w.rma->CompareAndSwap(job, blocks[0], a.compare, p->packed.data(),
                                   p->result.data(), p->op);
         break;
-      }
     }
   }
   (void)s;  // a failed send completes the op with kPeerFailed
