@@ -16,6 +16,8 @@ load/store), mpirun.mpich -bind-to none (Hydra's default). Case names are
 suite:<library>:default:<test>:2:<bytes>; a case's figures are the median
 over rounds of each round's median. Rondo's cases carry ratio_vs_openmpi
 and ratio_vs_mpich (Rondo / peer time; bandwidth: Rondo / peer rate).
+Rondo runs twice: with its defaults and with RONDO_PROGRESS=quiet
+(config "quiet").
 """
 import argparse
 import json
@@ -30,6 +32,8 @@ BIN = "bazel-out/k8-opt/bin"  # from bazel build -c opt
 LAUNCH = {
     "rondo": lambda prog: [f"{BIN}/drivers/bootstrap/rondo-run", "-n", "2",
                            prog],
+    "rondo_quiet": lambda prog: [f"{BIN}/drivers/bootstrap/rondo-run", "-n",
+                                 "2", prog],
     "openmpi": lambda prog: ["mpirun", "--allow-run-as-root",
                              "--oversubscribe", "-n", "2", "--map-by",
                              "core", "--bind-to", "core:overload-allowed",
@@ -49,10 +53,14 @@ TARGETS = {
 
 
 def run_once(lib, iterations, timeout):
-    prog = f"{BIN}/bench/mpi_suite_{lib}"
+    prog = f"{BIN}/bench/mpi_suite_{lib.split('_')[0]}"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.jsonl")
         env = dict(os.environ)
+        if lib == "rondo_quiet":
+            # Quiet progress: the default off a single node; on one node the
+            # default has no progress thread (docs/defaults.md).
+            env["RONDO_PROGRESS"] = "quiet"
         if lib == "openmpi":
             # osc sm,ucx as tests/mpi's rma_check runs: Open MPI 4.1.4's
             # default osc/rdma fails MPI_Win_create on this machine.
@@ -103,8 +111,10 @@ def main():
             med = lambda k: statistics.median(
                 [j[k] for j in js if j.get(k) is not None]) if any(
                     j.get(k) is not None for j in js) else None
-            c = {"case": "suite:%s:default:%s:2:%d" % (lib, test,
-                                                       js[0]["bytes"]),
+            lib_name, config = (lib.split("_") + ["default"])[:2]
+            c = {"case": "suite:%s:%s:%s:2:%d" % (lib_name, config, test,
+                                                  js[0]["bytes"]),
+                 "config": config,
                  "library": lib, "test": test, "bytes": js[0]["bytes"],
                  "median_ns": med("median_ns"), "min_ns": min(
                      j["min_ns"] for j in js), "p99_ns": med("p99_ns"),
@@ -118,7 +128,7 @@ def main():
             merged[(lib, test)] = c
             results.append(c)
     for c in results:
-        if c["library"] != "rondo":
+        if not c["library"].startswith("rondo"):
             continue
         for peer in ("openmpi", "mpich"):
             p = merged.get((peer, c["test"]))
@@ -130,9 +140,9 @@ def main():
                 c["ratio_vs_" + peer] = c["median_ns"] / p["median_ns"]
     tests = sorted({c["test"] for c in results},
                    key=lambda t: (not t.startswith("rma_put_lat"), t))
-    print("%-28s %14s %14s %14s  %9s %9s  %s" % (
-        "test (2 ranks, one node)", "rondo", "openmpi", "mpich", "vs ompi",
-        "vs mpich", "target"))
+    print("%-28s %14s %14s %14s %14s  %9s %9s  %s" % (
+        "test (2 ranks, one node)", "rondo", "rondo quiet", "openmpi",
+        "mpich", "vs ompi", "vs mpich", "target"))
     for t in tests:
         row = []
         for lib in LAUNCH:
@@ -149,9 +159,16 @@ def main():
                 row[-1] += "!"
         rc = merged.get(("rondo", t), {})
         fmt = lambda v: "-" if v is None else "%.2f" % v
-        print("%-28s %14s %14s %14s  %9s %9s  %s" % (
-            t, row[0], row[1], row[2], fmt(rc.get("ratio_vs_openmpi")),
-            fmt(rc.get("ratio_vs_mpich")), TARGETS.get(t, "")))
+        print("%-28s %14s %14s %14s %14s  %9s %9s  %s" % (
+            t, row[0], row[1], row[2], row[3],
+            fmt(rc.get("ratio_vs_openmpi")), fmt(rc.get("ratio_vs_mpich")),
+            TARGETS.get(t, "")))
+        if "ratio" in rc:  # the busy times themselves
+            print("%-28s %14s %14s %14s %14s" % (
+                "  (busy origin time)", *[
+                    "-" if merged.get((lib, t)) is None else "%.3f ms" % (
+                        merged[(lib, t)]["median_ns"] / 1e6)
+                    for lib in LAUNCH]))
     for lib, errs in errors.items():
         for e in errs:
             print("%s: %s" % (lib, e))

@@ -155,6 +155,9 @@ RmaWindow::RmaWindow(Session& session, Options options)
       static_cast<size_t>(kSignalKinds) * nranks_);
   for (int i = 0; i < kSignalKinds * nranks_; ++i) signals_[i].store(0);
   (void)session_.RegisterHandler(kRmaHandler, &RmaWindow::OnMessage, this);
+  // Others may address this memory at any time: background work for quiet
+  // progress while the window serves (it wakes on the transport's events).
+  session_.core().engine().BeginBackground();
 }
 
 RmaWindow::~RmaWindow() {
@@ -198,7 +201,9 @@ Status RmaWindow::Detach(void* base) noexcept {
   return Status::kInvalidArgument;
 }
 
-void RmaWindow::Close() noexcept { open_.store(false); }
+void RmaWindow::Close() noexcept {
+  if (open_.exchange(false)) session_.core().engine().EndBackground();
+}
 
 uint64_t RmaWindow::Signals(int kind, int source) const noexcept {
   return signals_[static_cast<size_t>(kind) * nranks_ + source].load(

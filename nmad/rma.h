@@ -8,7 +8,9 @@
 // SendAm) that the TARGET's engine serves from its polling task: a target
 // that computes and never calls into nmad still answers when a progress
 // thread, the quiet progress thread or the timer runs that task. That is
-// passive-target progress without a helper process.
+// passive-target progress without a helper process. An open window counts
+// as background work for the engine (Engine::BeginBackground until Close),
+// so quiet progress serves it while the application computes.
 //
 // Addressing: the target side is a list of blocks (byte offset, bytes)
 // relative to the exposed region (Expose) or, for a dynamic window, absolute

@@ -524,6 +524,26 @@ static void test_errors(void) {
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&eh);
   MPI_Win_free(&win);
+  /* The target refuses an address outside its memory (a dynamic window
+   * with nothing attached there): the origin's flush reports it. */
+  MPI_Win dyn;
+  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+  MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+  MPI_Aint nowhere = 0;
+  MPI_Get_address(mem, &nowhere);
+  check_rc("lock_all (dynamic)", MPI_Win_lock_all(0, dyn));
+  check_rc("Put to an unattached address (issued)",
+           MPI_Put(v, 1, MPI_INT, (rank + 1) % size, nowhere, 1, MPI_INT,
+                   dyn));
+  check_error("flush of a put outside the target's memory",
+              MPI_Win_flush((rank + 1) % size, dyn), MPI_ERR_RMA_RANGE,
+              "outside its exposed memory");
+  /* A conflicting lock: an exclusive lock inside the lock_all epoch. */
+  check_error("Win_lock exclusive inside lock_all",
+              MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, dyn), MPI_ERR_RMA_SYNC,
+              "MPI_Win_lock_all");
+  check_rc("unlock_all (dynamic)", MPI_Win_unlock_all(dyn));
+  MPI_Win_free(&dyn);
   /* Bad constructor arguments. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   check_error("Win_create with a negative size",
