@@ -287,7 +287,18 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // Rail lock held.
   void FlushGate(Rail& r, Gate& g) noexcept {
     const size_t budget = options.max_packet - wire::kPacketHeaderSize;
+    // The calling thread's list, its capacity kept from call to call
+    // (swapped out while in use, in case a flush ever nests).
+    thread_local std::vector<PendingChunk*> t_chunks;
     std::vector<PendingChunk*> chunks;
+    chunks.swap(t_chunks);
+    struct GiveBack {
+      std::vector<PendingChunk*>& list;
+      ~GiveBack() {
+        list.clear();
+        list.swap(t_chunks);
+      }
+    } give_back{chunks};
     for (;;) {
       chunks.clear();
       {

@@ -65,7 +65,7 @@ TEST_CASE("rendezvous: plans over rails") {
 struct BadSplit : strategies::Strategy {
   std::string_view name() const noexcept override { return "bad"; }
   bool defers_sends() const noexcept override { return false; }
-  void NextPacket(std::deque<strategies::PendingChunk*>&, size_t, int,
+  void NextPacket(strategies::ChunkQueue&, size_t, int,
                   std::vector<strategies::PendingChunk*>&) const override {}
   std::vector<strategies::RdvPart> SplitRendezvous(
       uint64_t bytes, std::span<const strategies::RailInfo>) const override {

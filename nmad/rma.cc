@@ -53,25 +53,31 @@ constexpr uint32_t kRmaHandler = 1;
 
 void Dropped(AmMessage&, void*) noexcept {}
 
-// Where one piece of an operation starts and what it holds.
+// One piece of an operation: its blocks (`count` of the flat list from
+// `first`), where its data starts in the packed stream, and its bytes.
 struct PieceSpan {
-  std::vector<RmaBlock> blocks;
+  size_t first = 0;
+  size_t count = 0;
   uint64_t stream = 0;
   size_t bytes = 0;
 };
 
 // Splits the blocks into pieces of at most `budget` bytes of body (16 per
 // block plus the data when `with_data`; data only in the answer when not),
-// never splitting an element of `unit` bytes.
-std::vector<PieceSpan> Split(std::span<const RmaBlock> blocks, size_t unit,
-                             size_t budget, bool with_data) {
-  std::vector<PieceSpan> out;
+// never splitting an element of `unit` bytes. Fills `flat` (the pieces'
+// blocks back to back) and `out`, reusing their capacity.
+void Split(std::span<const RmaBlock> blocks, size_t unit, size_t budget,
+           bool with_data, std::vector<RmaBlock>& flat,
+           std::vector<PieceSpan>& out) {
+  flat.clear();
+  out.clear();
   PieceSpan cur;
   size_t used = 0;
   uint64_t stream = 0;
   auto close = [&] {
-    if (!cur.blocks.empty()) out.push_back(std::move(cur));
+    if (cur.count > 0) out.push_back(cur);
     cur = PieceSpan{};
+    cur.first = flat.size();
     cur.stream = stream;
     used = 0;
   };
@@ -93,7 +99,8 @@ std::vector<PieceSpan> Split(std::span<const RmaBlock> blocks, size_t unit,
       }
       const size_t take =
           std::min<size_t>(static_cast<size_t>(b.bytes - off), data_room_of);
-      cur.blocks.push_back({b.offset + off, static_cast<int64_t>(take)});
+      flat.push_back({b.offset + off, static_cast<int64_t>(take)});
+      ++cur.count;
       cur.bytes += take;
       used += sizeof(RmaBlock) + (with_data ? take : 0);
       off += static_cast<int64_t>(take);
@@ -101,7 +108,20 @@ std::vector<PieceSpan> Split(std::span<const RmaBlock> blocks, size_t unit,
     }
   }
   close();
-  return out;
+}
+
+// The calling thread's split of the operation it is issuing (an issue does
+// not nest: handlers never issue operations).
+struct SplitScratch {
+  std::vector<RmaBlock> flat;
+  std::vector<PieceSpan> pieces;
+  std::span<const RmaBlock> Blocks(const PieceSpan& p) const {
+    return std::span<const RmaBlock>(flat.data() + p.first, p.count);
+  }
+};
+SplitScratch& Scratch() {
+  thread_local SplitScratch scratch;
+  return scratch;
 }
 
 }  // namespace
@@ -111,12 +131,13 @@ RmaOp::~RmaOp() = default;
 
 bool RmaOp::done() const noexcept {
   if (pending_.load(std::memory_order_acquire) != 0) return false;
-  for (const auto& p : pieces_)
-    if (!p->req.done()) return false;
+  for (size_t i = 0; i < used_; ++i)
+    if (!pieces_[i]->req.done()) return false;
   return true;
 }
 
 void RmaOp::Reset(int target, int messages) noexcept {
+  used_ = 0;
   target_ = target;
   error_.store(0, std::memory_order_relaxed);
   pending_.store(messages, std::memory_order_release);
@@ -134,6 +155,9 @@ RmaWindow::RmaWindow(Session& session, Options options)
       static_cast<size_t>(kSignalKinds) * nranks_);
   for (int i = 0; i < kSignalKinds * nranks_; ++i) signals_[i].store(0);
   (void)session_.RegisterHandler(kRmaHandler, &RmaWindow::OnMessage, this);
+  // Others may address this memory at any time: background work for quiet
+  // progress while the window serves (it wakes on the transport's events).
+  session_.core().engine().BeginBackground();
 }
 
 RmaWindow::~RmaWindow() {
@@ -177,7 +201,9 @@ Status RmaWindow::Detach(void* base) noexcept {
   return Status::kInvalidArgument;
 }
 
-void RmaWindow::Close() noexcept { open_.store(false); }
+void RmaWindow::Close() noexcept {
+  if (open_.exchange(false)) session_.core().engine().EndBackground();
+}
 
 uint64_t RmaWindow::Signals(int kind, int source) const noexcept {
   return signals_[static_cast<size_t>(kind) * nranks_ + source].load(
@@ -215,27 +241,29 @@ Status RmaWindow::Send(int target, uint32_t kind, uint32_t a, uint32_t b,
                        uint64_t stream, std::span<const RmaBlock> blocks,
                        const void* data, size_t data_len, size_t extra_len,
                        const void* extra, RmaOp& op) noexcept {
-  auto piece = std::make_unique<RmaPiece>();
-  piece->hdr.kind = kind;
-  piece->hdr.a = a;
-  piece->hdr.b = b;
-  piece->hdr.token = reinterpret_cast<uintptr_t>(&op);
-  piece->hdr.stream = stream;
-  piece->hdr.nblocks = static_cast<uint32_t>(blocks.size());
-  piece->hdr.extra = static_cast<uint32_t>(extra_len);
+  // The op's records of earlier operations are reused (the op is done).
+  if (op.used_ == op.pieces_.size())
+    op.pieces_.push_back(std::make_unique<RmaPiece>());
+  RmaPiece* raw = op.pieces_[op.used_++].get();
+  raw->hdr = Header{};
+  raw->hdr.kind = kind;
+  raw->hdr.a = a;
+  raw->hdr.b = b;
+  raw->hdr.token = reinterpret_cast<uintptr_t>(&op);
+  raw->hdr.stream = stream;
+  raw->hdr.nblocks = static_cast<uint32_t>(blocks.size());
+  raw->hdr.extra = static_cast<uint32_t>(extra_len);
   const size_t blocks_len = blocks.size() * sizeof(RmaBlock);
-  piece->body.resize(blocks_len + extra_len + data_len);
-  if (blocks_len) std::memcpy(piece->body.data(), blocks.data(), blocks_len);
-  if (extra_len) std::memcpy(piece->body.data() + blocks_len, extra, extra_len);
+  raw->body.resize(blocks_len + extra_len + data_len);
+  if (blocks_len) std::memcpy(raw->body.data(), blocks.data(), blocks_len);
+  if (extra_len) std::memcpy(raw->body.data() + blocks_len, extra, extra_len);
   if (data_len)
-    std::memcpy(piece->body.data() + blocks_len + extra_len, data, data_len);
-  RmaPiece* raw = piece.get();
-  op.pieces_.push_back(std::move(piece));
+    std::memcpy(raw->body.data() + blocks_len + extra_len, data, data_len);
   Status s = session_.SendAm(target, kRmaHandler, &raw->hdr, sizeof raw->hdr,
                              raw->body.empty() ? nullptr : raw->body.data(),
                              raw->body.size(), raw->req);
   if (s != Status::kOk) {
-    op.pieces_.pop_back();
+    --op.used_;
     uint32_t expect = 0;
     op.error_.compare_exchange_strong(
         expect, static_cast<uint32_t>(RmaError::kPeerFailed));
@@ -246,13 +274,13 @@ Status RmaWindow::Send(int target, uint32_t kind, uint32_t a, uint32_t b,
 
 Status RmaWindow::Put(int target, std::span<const RmaBlock> blocks,
                       const void* packed, RmaOp& op) noexcept {
-  auto pieces = Split(blocks, 1, piece_bytes_, true);
-  op.pieces_.clear();
-  op.Reset(target, static_cast<int>(pieces.size()));
+  SplitScratch& split = Scratch();
+  Split(blocks, 1, piece_bytes_, true, split.flat, split.pieces);
+  op.Reset(target, static_cast<int>(split.pieces.size()));
   const auto* data = static_cast<const uint8_t*>(packed);
   Status first = Status::kOk;
-  for (const auto& p : pieces) {
-    Status s = Send(target, internal::kPut, 0, 0, p.stream, p.blocks,
+  for (const auto& p : split.pieces) {
+    Status s = Send(target, internal::kPut, 0, 0, p.stream, split.Blocks(p),
                     data + p.stream, p.bytes, 0, nullptr, op);
     if (first == Status::kOk) first = s;
   }
@@ -261,14 +289,14 @@ Status RmaWindow::Put(int target, std::span<const RmaBlock> blocks,
 
 Status RmaWindow::Get(int target, std::span<const RmaBlock> blocks, void* out,
                       RmaOp& op) noexcept {
-  auto pieces = Split(blocks, 1, piece_bytes_, false);
-  op.pieces_.clear();
-  op.Reset(target, static_cast<int>(pieces.size()));
+  SplitScratch& split = Scratch();
+  Split(blocks, 1, piece_bytes_, false, split.flat, split.pieces);
+  op.Reset(target, static_cast<int>(split.pieces.size()));
   op.result_ = static_cast<uint8_t*>(out);
   Status first = Status::kOk;
-  for (const auto& p : pieces) {
-    Status s = Send(target, internal::kGet, 0, 0, p.stream, p.blocks, nullptr,
-                    0, 0, nullptr, op);
+  for (const auto& p : split.pieces) {
+    Status s = Send(target, internal::kGet, 0, 0, p.stream, split.Blocks(p),
+                    nullptr, 0, 0, nullptr, op);
     if (first == Status::kOk) first = s;
   }
   return first;
@@ -280,15 +308,15 @@ Status RmaWindow::Accumulate(int target, std::span<const RmaBlock> blocks,
                              RmaOp& op) noexcept {
   if (element_bytes == 0) element_bytes = 1;
   // A get-accumulate's answer carries the old data: the same budget.
-  auto pieces = Split(blocks, element_bytes, piece_bytes_, true);
-  op.pieces_.clear();
-  op.Reset(target, static_cast<int>(pieces.size()));
+  SplitScratch& split = Scratch();
+  Split(blocks, element_bytes, piece_bytes_, true, split.flat, split.pieces);
+  op.Reset(target, static_cast<int>(split.pieces.size()));
   op.result_ = static_cast<uint8_t*>(fetch);
   const auto* data = static_cast<const uint8_t*>(packed);
   const uint32_t kind = fetch ? internal::kGetAcc : internal::kAcc;
   Status first = Status::kOk;
-  for (const auto& p : pieces) {
-    Status s = Send(target, kind, mpi_op, basic, p.stream, p.blocks,
+  for (const auto& p : split.pieces) {
+    Status s = Send(target, kind, mpi_op, basic, p.stream, split.Blocks(p),
                     data ? data + p.stream : nullptr, data ? p.bytes : 0, 0,
                     nullptr, op);
     if (first == Status::kOk) first = s;
@@ -299,7 +327,6 @@ Status RmaWindow::Accumulate(int target, std::span<const RmaBlock> blocks,
 Status RmaWindow::CompareAndSwap(int target, RmaBlock at, const void* compare,
                                  const void* value, void* result,
                                  RmaOp& op) noexcept {
-  op.pieces_.clear();
   op.Reset(target, 1);
   op.result_ = static_cast<uint8_t*>(result);
   return Send(target, internal::kCas, 0, 0, 0, std::span(&at, 1), value,
@@ -308,14 +335,12 @@ Status RmaWindow::CompareAndSwap(int target, RmaBlock at, const void* compare,
 }
 
 Status RmaWindow::Lock(int target, bool exclusive, RmaOp& op) noexcept {
-  op.pieces_.clear();
   op.Reset(target, 1);
   return Send(target, internal::kLock, exclusive ? 1 : 0, 0, 0, {}, nullptr, 0,
               0, nullptr, op);
 }
 
 Status RmaWindow::Unlock(int target, RmaOp& op) noexcept {
-  op.pieces_.clear();
   op.Reset(target, 1);
   return Send(target, internal::kUnlock, 0, 0, 0, {}, nullptr, 0, 0, nullptr,
               op);
@@ -323,7 +348,6 @@ Status RmaWindow::Unlock(int target, RmaOp& op) noexcept {
 
 Status RmaWindow::Signal(int target, int kind, RmaOp& op) noexcept {
   if (kind < 0 || kind >= kSignalKinds) return Status::kInvalidArgument;
-  op.pieces_.clear();
   op.Reset(target, 0);  // done once sent
   // Counted by the target; nothing answers.
   Status s = Send(target, internal::kSignal, static_cast<uint32_t>(kind), 0, 0,
@@ -429,7 +453,10 @@ void RmaWindow::Serve(AmMessage& m) noexcept {
     Reply(src, internal::kAck, h.token, h.stream, RmaError::kRange, nullptr, 0);
     return;
   }
-  std::vector<RmaBlock> blocks(h.nblocks);
+  // The handler's scratch, reused (an answer sent from here may run a
+  // nested handler for an answer, which returns before using it).
+  thread_local std::vector<RmaBlock> blocks;
+  blocks.resize(h.nblocks);
   if (blocks_len) std::memcpy(blocks.data(), body.data(), blocks_len);
   const uint8_t* extra = body.data() + blocks_len;
   const uint8_t* data = extra + h.extra;

@@ -8,7 +8,9 @@
 // SendAm) that the TARGET's engine serves from its polling task: a target
 // that computes and never calls into nmad still answers when a progress
 // thread, the quiet progress thread or the timer runs that task. That is
-// passive-target progress without a helper process.
+// passive-target progress without a helper process. An open window counts
+// as background work for the engine (Engine::BeginBackground until Close),
+// so quiet progress serves it while the application computes.
 //
 // Addressing: the target side is a list of blocks (byte offset, bytes)
 // relative to the exposed region (Expose) or, for a dynamic window, absolute
@@ -21,6 +23,10 @@
 // back, under the window's accumulate lock, so accumulates (and
 // get-accumulates, fetch-and-op, compare-and-swap) on one window are
 // element-wise atomic with respect to each other whoever issues them.
+// Puts and gets take no such lock: the engine serves the loopback rail
+// (this rank's own operations) and the remote rails on different threads at
+// once, so two puts to one location in one epoch really do run together;
+// MPI calls them conflicting accesses (an erroneous program).
 //
 // Completion: each operation is a RmaOp the caller owns; it is done when
 // the target has applied it (puts, accumulates) or its data has arrived
@@ -35,7 +41,9 @@
 // counted per (kind, source) at the receiver.
 //
 // Thread-safety: every method may be called from any thread; handlers run
-// in engine tasks. A RmaOp must stay alive and unmoved until done().
+// in engine tasks. A RmaOp must stay alive and unmoved until done(); once
+// done it may start another operation, which reuses its message records
+// and buffers (steady-state operations allocate nothing).
 #ifndef RONDO_NMAD_RMA_H_
 #define RONDO_NMAD_RMA_H_
 
@@ -101,7 +109,9 @@ class RmaOp {
   std::atomic<uint32_t> error_{0};
   int target_ = -1;
   uint8_t* result_ = nullptr;  // gets: the packed data lands here
+  // Message records, kept for reuse; the first used_ are this operation's.
   std::vector<std::unique_ptr<internal::RmaPiece>> pieces_;
+  size_t used_ = 0;
 };
 
 class RmaWindow {

@@ -78,23 +78,37 @@ struct SessionQueues {
   std::vector<GateQueue*> out;
 };
 
-// One session's FIFO at one gate.
+// One session's FIFO at one gate (never moved: a node of Gate::queues).
 struct GateQueue {
+  explicit GateQueue(strategies::BlockCache* cache = nullptr)
+      : queue(strategies::ReuseAllocator<strategies::PendingChunk*>(cache)) {
+    if (cache != nullptr) cache->Reserve();
+  }
   uint32_t session = 0;
   strategies::Strategy* strategy = nullptr;
-  std::deque<strategies::PendingChunk*> queue;
+  strategies::ChunkQueue queue;
   uint32_t next_seq = 0;    // matched messages (kData, kRts) only
   uint64_t next_order = 0;  // every chunk (the strategies' input order)
   bool active = false;      // in Gate::active
 };
 
 struct Gate : FlushTarget {  // flushed by its packet rail's holder
+  Gate() {
+    nodes.Reserve();  // for active
+    nodes.Reserve();  // for control
+  }
   int rank = -1;
   int packet_rail = 0;
   queues::SpinLock mu;
+  // The deques' freed nodes, reused (under mu; declared before them).
+  strategies::BlockCache nodes;
   std::unordered_map<uint32_t, GateQueue> queues;  // by session id
-  std::deque<GateQueue*> active;                   // non-empty, round robin
-  std::deque<strategies::PendingChunk*> control;   // RTR first
+  // Sessions with chunks, round robin.
+  strategies::ReuseDeque<GateQueue*> active{
+      strategies::ReuseAllocator<GateQueue*>(&nodes)};
+  // Control chunks (RTR), sent first.
+  strategies::ChunkQueue control{
+      strategies::ReuseAllocator<strategies::PendingChunk*>(&nodes)};
   std::unordered_map<uint64_t, SendOp*> rdv_waiting;  // by rdv id
   std::vector<RecvOp*> rdv_receiving;  // receives in the drivers
   std::vector<SendOp*> rdv_sending;    // sends in the drivers
@@ -106,7 +120,7 @@ struct Gate : FlushTarget {  // flushed by its packet rail's holder
 inline GateQueue& QueueOf(Gate& g, SessionQueues& s) {
   GateQueue*& q = s.out[static_cast<size_t>(g.rank)];
   if (q == nullptr) {
-    q = &g.queues[s.id];
+    q = &g.queues.try_emplace(s.id, &g.nodes).first->second;
     q->session = s.id;
     q->strategy = s.strategy;
   }

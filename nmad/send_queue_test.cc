@@ -24,7 +24,7 @@ struct RecordingStrategy : strategies::Strategy {
   mutable std::vector<int> max_chunks;
   std::string_view name() const noexcept override { return "recording"; }
   bool defers_sends() const noexcept override { return false; }
-  void NextPacket(std::deque<PendingChunk*>& queue, size_t budget, int max,
+  void NextPacket(strategies::ChunkQueue& queue, size_t budget, int max,
                   std::vector<PendingChunk*>& packet) const override {
     queue_sizes.push_back(queue.size());
     budgets.push_back(budget);

@@ -117,7 +117,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/prog_util.h"
+#include "bench/common/prog_util.h"
+#include "bench/p2p/mpi_suite_rma.h"
 
 /* The library, from its mpi.h: Rondo's defines RONDO_MPI, Open MPI's
  * OPEN_MPI, MPICH's MPICH (and MPICH_VERSION). */
@@ -1002,6 +1003,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   Options o;
+  const int rma = RmaTakeFlag(&argc, argv); /* only the one-sided cases */
   ParseArgs(&o, argc, argv);
   quiet_ = o.quiet;
   {
@@ -1041,7 +1043,8 @@ int main(int argc, char** argv) {
             one_node_ ? "true" : "false", o.scale, o.time_per_case_ms, kWindow);
     fflush(out_);
   }
-  for (int t = 0; t < kNumTests; ++t) {
+  if (rma) RmaSuite(out_, impl_, o.scale, o.quiet);
+  for (int t = 0; t < kNumTests && !rma; ++t) {
     if (!o.enabled[t]) continue;
     switch (t) {
       case kLatency:

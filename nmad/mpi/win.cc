@@ -28,10 +28,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,9 @@ struct Win {
   std::vector<int> post_ranks;
   std::vector<uint64_t> posts_used, completes_used;  // per job rank
   std::vector<std::shared_ptr<RmaPending>> pending;
+  // Completed operations no request refers to, reused by the next ones
+  // with their buffers (steady-state operations allocate nothing).
+  std::vector<std::shared_ptr<RmaPending>> spare;
 };
 using WinPtr = std::shared_ptr<Win>;
 
@@ -242,7 +247,11 @@ int FinishPending(Win& w, RmaPending& p) {
 // Completes every pending operation to `target` (-1: all): waits for the
 // targets' answers, unpacks reads, forgets them. Returns the first error.
 int Complete(State& st, Win& w, int target) {
+  // The calling thread's list, its capacity kept (swapped out while in use:
+  // an error handler may complete another window's operations).
+  thread_local std::vector<std::shared_ptr<RmaPending>> spare_list;
   std::vector<std::shared_ptr<RmaPending>> mine;
+  mine.swap(spare_list);
   {
     std::lock_guard<std::mutex> lock(w.mu);
     auto keep = w.pending.begin();
@@ -261,6 +270,16 @@ int Complete(State& st, Win& w, int target) {
     const int e = FinishPending(w, *p);
     if (first == MPI_SUCCESS) first = e;
   }
+  {
+    std::lock_guard<std::mutex> lock(w.mu);
+    for (auto& p : mine)
+      if (p.use_count() == 1) {  // no request refers to it
+        p->result_type.reset();
+        w.spare.push_back(std::move(p));
+      }
+  }
+  mine.clear();
+  mine.swap(spare_list);
   return first;
 }
 
@@ -452,12 +471,22 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
       int fd = -1;
       int ok = 1;
       if (w->c->rank == 0) {
-        static std::atomic<uint64_t> seq{0};
-        std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%llu",
-                      static_cast<int>(getpid()),
-                      static_cast<unsigned long long>(seq++));
-        fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        // The pid alone does not name the segment uniquely: jobs in other
+        // pid namespaces (containers, sandboxed tests) share /dev/shm. A
+        // random suffix, and another on a collision.
+        std::random_device random;
+        for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+          std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
+                        static_cast<int>(getpid()), random(), random());
+          fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+          if (fd < 0 && errno != EEXIST) break;
+        }
         ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+        if (fd >= 0 && !ok) {
+          shm_unlink(shm_name);
+          close(fd);
+          fd = -1;
+        }
       }
       PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w->comm);
       PMPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
@@ -666,7 +695,9 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   const int64_t unit = w.disp_units[a.target];
   const int64_t start =
       w.flavor == MPI_WIN_FLAVOR_DYNAMIC ? a.disp : a.disp * unit;
-  std::vector<RmaBlock> blocks;
+  // The target blocks: the calling thread's list, its capacity kept.
+  thread_local std::vector<RmaBlock> blocks;
+  blocks.clear();
   if (tbytes > 0) {
     const int64_t lo = start + tt->true_lb();
     const int64_t hi = lo + tt->SpanBytes(a.target_count);
@@ -682,7 +713,10 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                           "'s window, which has " +
                           std::to_string(w.sizes[a.target]) +
                           " bytes (disp_unit " + std::to_string(unit) + ")");
-    for (int64_t i = 0; i < a.target_count; ++i)
+    // A contiguous target is one run (not one block per item: a 1 MiB put
+    // of MPI_CHAR took ~30 ms in that loop).
+    if (tt->is_contiguous()) blocks.push_back({lo, tbytes});
+    for (int64_t i = 0; i < a.target_count && !tt->is_contiguous(); ++i)
       for (const TypeBlock& b : tt->blocks()) {
         const int64_t off = start + i * tt->extent() + b.offset;
         if (!blocks.empty() && blocks.back().offset + blocks.back().bytes == off &&
@@ -711,15 +745,29 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                           "point, complex or pair types)");
   }
   // Epoch.
-  std::shared_ptr<RmaPending> p = std::make_shared<RmaPending>();
-  p->target = a.target;
-  p->fn = fn;
+  std::shared_ptr<RmaPending> p;
   {
     std::lock_guard<std::mutex> lock(w.mu);
     std::string why;
     if (!InAccessEpoch(w, a.target, a.request != nullptr, &why))
       return WinError(w, MPI_ERR_RMA_SYNC, fn, why);
+    if (!w.spare.empty()) {
+      p = std::move(w.spare.back());
+      w.spare.pop_back();
+    }
   }
+  if (p) {
+    p->packed.clear();
+    p->result.clear();
+    p->result_addr = nullptr;
+    p->result_count = 0;
+    p->finished = false;
+    p->error = MPI_SUCCESS;
+  } else {
+    p = std::make_shared<RmaPending>();
+  }
+  p->target = a.target;
+  p->fn = fn;
   // Pack the origin's data.
   if (!no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
     p->packed.resize(static_cast<size_t>(tbytes));
@@ -754,13 +802,11 @@ int Issue(State& st, Win& w, const OpArgs& a) {
             static_cast<uint32_t>(a.op), static_cast<uint32_t>(basic), element,
             a.kind == OpKind::kGetAcc ? p->result.data() : nullptr, p->op);
         break;
-      case OpKind::kCas: {
-        std::vector<uint8_t> cmp(static_cast<size_t>(tbytes));
-        std::memcpy(cmp.data(), a.compare, cmp.size());
-        s = w.rma->CompareAndSwap(job, blocks[0], cmp.data(), p->packed.data(),
+      case OpKind::kCas:
+        // (compare is copied into the message)
+        s = w.rma->CompareAndSwap(job, blocks[0], a.compare, p->packed.data(),
                                   p->result.data(), p->op);
         break;
-      }
     }
   }
   (void)s;  // a failed send completes the op with kPeerFailed

@@ -16,7 +16,7 @@ class DefaultStrategy : public Strategy {
  public:
   std::string_view name() const noexcept override { return "default"; }
   bool defers_sends() const noexcept override { return false; }
-  void NextPacket(std::deque<PendingChunk*>& queue, size_t, int,
+  void NextPacket(ChunkQueue& queue, size_t, int,
                   std::vector<PendingChunk*>& packet) const override {
     if (queue.empty()) return;
     packet.push_back(queue.front());
@@ -28,7 +28,7 @@ class AggregStrategy final : public Strategy {
  public:
   std::string_view name() const noexcept override { return "aggreg"; }
   bool defers_sends() const noexcept override { return true; }
-  void NextPacket(std::deque<PendingChunk*>& queue, size_t budget,
+  void NextPacket(ChunkQueue& queue, size_t budget,
                   int max_chunks,
                   std::vector<PendingChunk*>& packet) const override {
     size_t used = 0;
@@ -49,7 +49,7 @@ class PrioStrategy final : public Strategy {
   // Picks the highest-priority chunk (first arrived among equals), then keeps
   // filling with the next best ones that fit: a packet never carries a lower
   // priority ahead of a higher one that was left behind.
-  void NextPacket(std::deque<PendingChunk*>& queue, size_t budget,
+  void NextPacket(ChunkQueue& queue, size_t budget,
                   int max_chunks,
                   std::vector<PendingChunk*>& packet) const override {
     size_t used = 0;

@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nmad/strategies/chunk_queue.h"
+
 namespace rondo::nmad::strategies {
 
 // What a strategy knows of one queued send.
@@ -57,7 +59,7 @@ class Strategy {
   // Moves the chunks of the next packet from `queue` into `packet`: at least
   // one when the queue is not empty, at most `max_chunks`, and together at
   // most `budget` bytes unless the first chunk alone is larger.
-  virtual void NextPacket(std::deque<PendingChunk*>& queue, size_t budget,
+  virtual void NextPacket(ChunkQueue& queue, size_t budget,
                           int max_chunks,
                           std::vector<PendingChunk*>& packet) const = 0;
   // How a rendezvous of `bytes` is split over `rails` (non-empty). Parts are

@@ -17,7 +17,7 @@ namespace {
 // A queue of chunks owned by the test; queue() hands out pointers in order.
 struct Queue {
   std::deque<PendingChunk> storage;
-  std::deque<PendingChunk*> q;
+  ChunkQueue q;
 
   void Add(size_t wire_bytes, int priority = 0) {
     storage.push_back(PendingChunk{priority, wire_bytes, storage.size()});
@@ -31,7 +31,7 @@ std::vector<uint64_t> Orders(const std::vector<PendingChunk*>& p) {
   return out;
 }
 
-std::vector<uint64_t> Orders(const std::deque<PendingChunk*>& p) {
+std::vector<uint64_t> Orders(const ChunkQueue& p) {
   return Orders(std::vector<PendingChunk*>(p.begin(), p.end()));
 }
 

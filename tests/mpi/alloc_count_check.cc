@@ -6,6 +6,10 @@
 // glibc's __libc_* entry points (operator new goes through malloc), so every
 // allocation of every thread of the rank is seen. Expects 0.
 //
+// --rma: the same count over one-sided operations instead (issue 29): an
+// 8-byte MPI_Put and an 8-byte MPI_Get, each followed by MPI_Win_flush, in
+// a lock_all epoch (each rank is origin and, served by its engine, target).
+//
 // On failure it prints the allocations per message and every distinct call
 // stack with its count, each classified by its innermost Rondo frame:
 // MadMPI's own (rondo::nmad::mpi, MPI_*) or below it ("core": the nmad
@@ -124,13 +128,17 @@ std::string Classify(char** symbols, int depth) {
     if (std::strstr(s, "_ZN5rondo4nmad3mpi") != nullptr ||
         std::strstr(s, "(MPI_") != nullptr)
       return "MadMPI";
+    if (std::strstr(s, "_ZN5rondo4nmad9RmaWindow") != nullptr ||
+        std::strstr(s, "_ZN5rondo4nmad5RmaOp") != nullptr)
+      return "nmad/rma";
     if (std::strstr(s, "_ZN5rondo") != nullptr) return "core";
   }
   return "other";
 }
 
 // Prints every distinct stack (innermost 12 frames) with its count, and the
-// counts per class; returns the count of MadMPI's own.
+// counts per class (MadMPI, nmad/rma, the core below them); returns the
+// count of MadMPI's own and nmad/rma's.
 long PrintStacks(int rank, bool print) {
   std::map<std::string, long> per_class;
   for (int i = 0; i < g_nstacks; ++i) {
@@ -153,7 +161,7 @@ long PrintStacks(int rank, bool print) {
   if (g_unrecorded > 0)
     std::printf("rank %d: %ld allocations with their stacks not kept\n", rank,
                 g_unrecorded);
-  return per_class["MadMPI"];
+  return per_class["MadMPI"] + per_class["nmad/rma"];
 }
 
 }  // namespace
@@ -163,7 +171,11 @@ int main(int argc, char** argv) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const bool stacks = argc > 1 && std::strcmp(argv[1], "--stacks") == 0;
+  bool stacks = false, rma = false;
+  for (int a = 1; a < argc; ++a) {
+    stacks = stacks || std::strcmp(argv[a], "--stacks") == 0;
+    rma = rma || std::strcmp(argv[a], "--rma") == 0;
+  }
   if (size != 2) {
     if (rank == 0) std::printf("alloc_count_check: needs exactly 2 ranks\n");
     MPI_Finalize();
@@ -186,14 +198,40 @@ int main(int argc, char** argv) {
     bad_payload +=
         in != ((static_cast<uint64_t>(peer) << 32) | static_cast<uint32_t>(i));
   };
-  for (int i = 0; i < kWarmup; ++i) exchange(i);
+  // --rma: one-sided operations in a lock_all epoch, each pair an 8-byte
+  // MPI_Put and an 8-byte MPI_Get to the peer, each completed by
+  // MPI_Win_flush (the peer's engine serves them; its counter counts that).
+  uint64_t* wmem = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  auto one_sided = [&](int i) {
+    out = (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(i);
+    bad_rc += MPI_Put(&out, 1, MPI_UINT64_T, peer, rank, 1, MPI_UINT64_T,
+                      win) != 0;
+    bad_rc += MPI_Win_flush(peer, win) != 0;
+    in = 0;
+    bad_rc += MPI_Get(&in, 1, MPI_UINT64_T, peer, rank, 1, MPI_UINT64_T,
+                      win) != 0;
+    bad_rc += MPI_Win_flush(peer, win) != 0;
+    bad_payload += in != out;
+  };
+  if (rma) {
+    MPI_Win_allocate(2 * sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &wmem, &win);
+    MPI_Win_lock_all(0, win);
+  }
+  auto step = [&](int i) { rma ? one_sided(i) : exchange(i); };
+  for (int i = 0; i < kWarmup; ++i) step(i);
   MPI_Barrier(MPI_COMM_WORLD);
   g_count.store(0);
   g_counting.store(true);
   const double t0 = MPI_Wtime();
-  for (int i = 0; i < kCounted; ++i) exchange(kWarmup + i);
+  for (int i = 0; i < kCounted; ++i) step(kWarmup + i);
   const double t1 = MPI_Wtime();
   g_counting.store(false);
+  if (rma) {
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+  }
   const long count = g_count.load();
   MPI_Barrier(MPI_COMM_WORLD);
   long mine[3] = {count, bad_payload, bad_rc}, all[3] = {0, 0, 0};

@@ -252,6 +252,10 @@ static void test_lock_all(void) {
   int v = 10 + rank, got = -1, sum = -1, add = 5;
   check_rc("Rput", MPI_Rput(&v, 1, MPI_INT, right, rank, 1, MPI_INT, win,
                             &reqs[0]));
+  /* A request completes locally only: the put and the accumulate on one
+   * location are ordered by a flush (MPI-4.1 §12.7). */
+  check_rc("Wait(Rput)", MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
+  check_rc("flush (between put and accumulate)", MPI_Win_flush(right, win));
   check_rc("Raccumulate", MPI_Raccumulate(&add, 1, MPI_INT, right, rank, 1,
                                           MPI_INT, MPI_SUM, win, &reqs[1]));
   check_rc("Waitall", MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
@@ -463,8 +467,11 @@ static void test_errors(void) {
   check_error("Rput in a fence epoch",
               MPI_Rput(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &req),
               MPI_ERR_RMA_SYNC, "passive-target");
-  /* A pending put blocks Win_free and a lock. */
-  check_rc("Put (pending)", MPI_Put(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+  /* A pending put blocks Win_free and a lock. Each rank puts into its own
+   * window: puts of several origins to one location in one epoch conflict
+   * (MPI-4.1 §12.7, an erroneous program; TSan saw two handlers' memcpy). */
+  check_rc("Put (pending)",
+           MPI_Put(v, 1, MPI_INT, rank, 0, 1, MPI_INT, win));
   check_error("Win_lock with fence operations pending",
               MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC,
               "fence");
@@ -517,6 +524,26 @@ static void test_errors(void) {
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&eh);
   MPI_Win_free(&win);
+  /* The target refuses an address outside its memory (a dynamic window
+   * with nothing attached there): the origin's flush reports it. */
+  MPI_Win dyn;
+  MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+  MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+  MPI_Aint nowhere = 0;
+  MPI_Get_address(mem, &nowhere);
+  check_rc("lock_all (dynamic)", MPI_Win_lock_all(0, dyn));
+  check_rc("Put to an unattached address (issued)",
+           MPI_Put(v, 1, MPI_INT, (rank + 1) % size, nowhere, 1, MPI_INT,
+                   dyn));
+  check_error("flush of a put outside the target's memory",
+              MPI_Win_flush((rank + 1) % size, dyn), MPI_ERR_RMA_RANGE,
+              "outside its exposed memory");
+  /* A conflicting lock: an exclusive lock inside the lock_all epoch. */
+  check_error("Win_lock exclusive inside lock_all",
+              MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, dyn), MPI_ERR_RMA_SYNC,
+              "MPI_Win_lock_all");
+  check_rc("unlock_all (dynamic)", MPI_Win_unlock_all(dyn));
+  MPI_Win_free(&dyn);
   /* Bad constructor arguments. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   check_error("Win_create with a negative size",
