@@ -5,9 +5,11 @@
 set -euo pipefail
 RUN=$1
 INFO=$2
-out=$("$RUN" -n 2 --timeout 60 "$INFO" 2>&1)
+rc=0
+out=$("$RUN" -n 2 --timeout 120 "$INFO" 2>&1) || rc=$?
 echo "$out"
 fail() { echo "FAIL: $*"; exit 1; }
+[ "$rc" -eq 0 ] || fail "rondo-run -n 2 rondo-info exited $rc"
 for r in 0 1; do
   grep -Eq "^rank $r rails: 0=[a-z]+ 1=[a-z]+" <<<"$out" || fail "rank $r rails line"
   grep -Eq "^rank $r progress wakes on: rail 0: (the transport's event fd|nothing: polled every [0-9]+ us)" <<<"$out" ||
