@@ -48,6 +48,18 @@ Status Send(ShmDriver& d, int peer, const void* data, size_t n) {
   return s;
 }
 
+// Connects `d` to `peer` (local rank == rank == peer here) once the peer
+// has published its pid in `seg`: its address is `d`'s own with the local
+// rank and rank changed.
+Status ConnectTo(ShmDriver& d, const ShmSegment& seg, int32_t peer) {
+  while (seg.slot(peer).pid.load() == 0) {
+  }
+  auto addr = d.LocalAddress().value();
+  std::memcpy(addr.data() + 12, &peer, 4);
+  std::memcpy(addr.data() + 16, &peer, 4);
+  return d.Connect(peer, addr);
+}
+
 // Waits for the next packet (polling), false on a failure report.
 bool Next(ShmDriver& d, RecordingSink& sink, std::string* out) {
   while (sink.packets.empty()) {
@@ -136,13 +148,7 @@ void RunPair(bool named, bool cma) {
   ShmDriver& drv = *d.value();
   RecordingSink sink;
   drv.SetSink(&sink, 0);
-  while (seg->slot(1).pid.load() == 0) {
-  }
-  auto addr = drv.LocalAddress().value();
-  const int32_t one = 1;
-  std::memcpy(addr.data() + 12, &one, 4);
-  std::memcpy(addr.data() + 16, &one, 4);
-  REQUIRE(drv.Connect(1, addr) == Status::kOk);
+  REQUIRE(ConnectTo(drv, *seg, 1) == Status::kOk);
   std::string msg;
   REQUIRE(Next(drv, sink, &msg));
   CHECK(msg == "attached");
@@ -191,13 +197,7 @@ TEST_CASE("shm process: a peer killed mid-stream is reported", "[shm]") {
   if (child == 0) {
     auto d = ShmDriver::Create(seg, {.self = 1, .local = 1}, &error);
     if (!d.ok()) _exit(3);
-    auto addr = d.value()->LocalAddress().value();
-    const int32_t zero = 0;
-    std::memcpy(addr.data() + 12, &zero, 4);
-    std::memcpy(addr.data() + 16, &zero, 4);
-    while (seg->slot(0).pid.load() == 0) {
-    }
-    if (d.value()->Connect(0, addr) != Status::kOk) _exit(4);
+    if (ConnectTo(*d.value(), *seg, 0) != Status::kOk) _exit(4);
     for (uint64_t i = 0;; ++i) (void)Send(*d.value(), 0, &i, sizeof i);
   }
   auto d = ShmDriver::Create(seg, {.self = 0, .local = 0, .liveness_polls = 16},
@@ -206,13 +206,7 @@ TEST_CASE("shm process: a peer killed mid-stream is reported", "[shm]") {
   ShmDriver& drv = *d.value();
   RecordingSink sink;
   drv.SetSink(&sink, 0);
-  while (seg->slot(1).pid.load() == 0) {
-  }
-  auto addr = drv.LocalAddress().value();
-  const int32_t one = 1;
-  std::memcpy(addr.data() + 12, &one, 4);
-  std::memcpy(addr.data() + 16, &one, 4);
-  REQUIRE(drv.Connect(1, addr) == Status::kOk);
+  REQUIRE(ConnectTo(drv, *seg, 1) == Status::kOk);
   std::vector<uint8_t> buf(64);
   TestCompletion r;
   REQUIRE(drv.PostRdvRecv(1, 9, buf.data(), buf.size(), &r) ==
@@ -251,13 +245,7 @@ TEST_CASE("shm process: a peer's exit wakes a sleeper", "[shm]") {
     close(go[1]);
     auto d = ShmDriver::Create(seg, {.self = 1, .local = 1}, &error);
     if (!d.ok()) _exit(3);
-    auto addr = d.value()->LocalAddress().value();
-    const int32_t zero = 0;
-    std::memcpy(addr.data() + 12, &zero, 4);
-    std::memcpy(addr.data() + 16, &zero, 4);
-    while (seg->slot(0).pid.load() == 0) {
-    }
-    if (d.value()->Connect(0, addr) != Status::kOk) _exit(4);
+    if (ConnectTo(*d.value(), *seg, 0) != Status::kOk) _exit(4);
     char c;
     (void)read(go[0], &c, 1);  // until the parent sleeps (EOF)
     _exit(0);
@@ -270,13 +258,7 @@ TEST_CASE("shm process: a peer's exit wakes a sleeper", "[shm]") {
   ShmDriver& drv = *d.value();
   RecordingSink sink;
   drv.SetSink(&sink, 0);
-  while (seg->slot(1).pid.load() == 0) {
-  }
-  auto addr = drv.LocalAddress().value();
-  const int32_t one = 1;
-  std::memcpy(addr.data() + 12, &one, 4);
-  std::memcpy(addr.data() + 16, &one, 4);
-  REQUIRE(drv.Connect(1, addr) == Status::kOk);
+  REQUIRE(ConnectTo(drv, *seg, 1) == Status::kOk);
   std::vector<uint8_t> buf(64);
   TestCompletion r;
   REQUIRE(drv.PostRdvRecv(1, 9, buf.data(), buf.size(), &r) ==
