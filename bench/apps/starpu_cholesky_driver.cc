@@ -315,7 +315,7 @@ int Run(const char* argv0, const Args& a) {
     std::map<std::string, std::vector<double>> samples, gflops;
     // Alternate the two, one run per job, so drift hits both alike.
     for (int rep = 0; rep < a.reps; ++rep)
-      for (const std::string backend :
+      for (const std::string& backend :
            rep % 2 == 0 ? std::vector<std::string>{"none", "rondo"}
                         : std::vector<std::string>{"rondo", "none"}) {
         Job j;
