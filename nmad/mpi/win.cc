@@ -18,11 +18,26 @@
 // answers once it applied the operation), so flush_local waits as long as
 // flush.
 //
+// On one node (every rank of the window's communicator shares it) the
+// windows of MPI_Win_allocate and MPI_Win_allocate_shared take the
+// shared-memory path instead, as Open MPI's osc/sm does: the window lives in
+// one shared segment that every rank maps; puts and gets are memcpy into
+// and out of the target's part (derived types packed and unpacked with the
+// datatype engine), accumulates, get-accumulates, fetch-and-op and
+// compare-and-swap run under the target's accumulate lock (a word in the
+// segment), so they stay element-wise atomic; every operation is complete
+// when its call returns. Locks are a reader-writer word per target in the
+// segment, PSCW's post and complete are counters there, flush is a memory
+// fence and fence a memory fence plus a barrier. Waits (a lock held by
+// another rank, a post not yet made) progress this rank's engine between
+// tries. RONDO_RMA_SHM=0 keeps every window on active messages.
+//
 // Errors go to the window's error handler: each Win carries a Comm record
 // (`err`) whose handle is the window's and whose handler is the window's,
 // so the argument checks of args.h raise on the window.
 #include <fcntl.h>
 #include <mpi.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +90,10 @@ struct Win {
   std::vector<MPI_Aint> sizes;    // every rank's (not dynamic)
   std::vector<int> disp_units;    // every rank's
   std::vector<void*> shared_bases;  // shared windows on one node
+  // The shared-memory path (see the banner): the segment's control words
+  // (ShmCtlBytes), null on the active-message path.
+  bool shm = false;
+  uint8_t* ctl = nullptr;
   // Memory the window owns: Win_allocate's, or a shared segment.
   void* owned = nullptr;
   void* mapped = nullptr;
@@ -189,6 +209,98 @@ bool ForRanks(State& st, Win& w, const std::vector<int>* ranks, F start) {
   return true;
 }
 
+// ---- the shared-memory path: control words in the segment ----
+//
+// The segment starts with one cache line per window rank t (its lock word
+// at byte 0, its accumulate lock at byte 8), then the PSCW counters,
+// uint64_t [kind][receiver][sender]; the ranks' parts follow.
+constexpr uint64_t kShmExclusive = uint64_t{1} << 62;
+static_assert(std::atomic_ref<uint64_t>::required_alignment <= 8 &&
+              std::atomic<uint64_t>::is_always_lock_free &&
+              std::atomic<uint32_t>::is_always_lock_free);
+
+size_t ShmCtlBytes(int n) {
+  return (64 * static_cast<size_t>(n) + 2 * static_cast<size_t>(n) * n * 8 +
+          63) / 64 * 64;
+}
+std::atomic_ref<uint64_t> ShmLockWord(Win& w, int t) {
+  return std::atomic_ref<uint64_t>(
+      *reinterpret_cast<uint64_t*>(w.ctl + 64 * static_cast<size_t>(t)));
+}
+std::atomic_ref<uint32_t> ShmAccWord(Win& w, int t) {
+  return std::atomic_ref<uint32_t>(
+      *reinterpret_cast<uint32_t*>(w.ctl + 64 * static_cast<size_t>(t) + 8));
+}
+// PSCW counter `kind` (kPostSignal, kCompleteSignal) of receiver <- sender.
+std::atomic_ref<uint64_t> ShmSignal(Win& w, int kind, int receiver,
+                                    int sender) {
+  const size_t n = static_cast<size_t>(w.c->size);
+  const size_t at = 64 * n + ((kind * n + receiver) * n + sender) * 8;
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(w.ctl + at));
+}
+
+// Takes the lock of window rank `t` (readers count in the low bits, a
+// writer sets kShmExclusive alone), progressing this rank's engine while
+// another holds it.
+void ShmLock(State& st, Win& w, int t, bool exclusive) {
+  std::atomic_ref<uint64_t> word = ShmLockWord(w, t);
+  auto take = [&] {
+    uint64_t v = word.load(std::memory_order_relaxed);
+    if (exclusive)
+      return v == 0 && word.compare_exchange_strong(
+                           v, kShmExclusive, std::memory_order_acquire,
+                           std::memory_order_relaxed);
+    return (v & kShmExclusive) == 0 &&
+           word.compare_exchange_strong(v, v + 1, std::memory_order_acquire,
+                                        std::memory_order_relaxed);
+  };
+  if (!take()) WaitFor(st, take);
+}
+
+void ShmUnlock(Win& w, int t, bool exclusive) {
+  ShmLockWord(w, t).fetch_sub(exclusive ? kShmExclusive : 1,
+                              std::memory_order_release);
+}
+
+// Holds the accumulate lock of window rank `t`: a spin lock whose holder
+// only copies and reduces (it never waits for anything), so waiters spin,
+// then yield the core.
+class ShmAccGuard {
+ public:
+  ShmAccGuard(Win& w, int t) : word_(ShmAccWord(w, t)) {
+    int spins = 0;
+    while (word_.exchange(1, std::memory_order_acquire) != 0)
+      while (word_.load(std::memory_order_relaxed) != 0)
+        if (++spins > 64) sched_yield();
+  }
+  ~ShmAccGuard() { word_.store(0, std::memory_order_release); }
+  ShmAccGuard(const ShmAccGuard&) = delete;
+  ShmAccGuard& operator=(const ShmAccGuard&) = delete;
+
+ private:
+  std::atomic_ref<uint32_t> word_;
+};
+
+// PSCW signal `kind` to the window ranks `ranks`.
+void PscwSignal(State& st, Win& w, const std::vector<int>& ranks, int kind) {
+  if (w.shm) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int r : ranks)
+      ShmSignal(w, kind, r, w.c->rank).fetch_add(1, std::memory_order_seq_cst);
+    return;
+  }
+  (void)ForRanks(st, w, &ranks, [&](int job, RmaOp& op) {
+    (void)w.rma->Signal(job, kind, op);
+  });
+}
+
+// Signals `kind` received from window rank `r` so far.
+uint64_t PscwSignals(Win& w, int kind, int r) {
+  if (w.shm)
+    return ShmSignal(w, kind, w.c->rank, r).load(std::memory_order_acquire);
+  return w.rma->Signals(kind, w.c->world[r]);
+}
+
 // Another kind of epoch may follow a fence once the fence has completed
 // its operations (as MPICH allows); the fence epoch then ends. w.mu held.
 bool LeaveFence(Win& w, const char* fn, int* err) {
@@ -247,6 +359,12 @@ int FinishPending(Win& w, RmaPending& p) {
 // Completes every pending operation to `target` (-1: all): waits for the
 // targets' answers, unpacks reads, forgets them. Returns the first error.
 int Complete(State& st, Win& w, int target) {
+  if (w.shm) {
+    // Every operation completed in its call: a fence orders them before
+    // what follows (the lock release, the barrier, the PSCW counter).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return MPI_SUCCESS;
+  }
   // The calling thread's list, its capacity kept (swapped out while in use:
   // an error handler may complete another window's operations).
   thread_local std::vector<std::shared_ptr<RmaPending>> spare_list;
@@ -376,6 +494,51 @@ bool OneNode(MPI_Comm comm) {
   return n == all;
 }
 
+// Maps a segment of `total` bytes that every rank of the window's
+// communicator (all on this node) shares, zero-filled: shm_open by the
+// window's rank 0, mapped by all, unlinked once all have. Collective;
+// nullptr on every rank when any rank failed.
+void* MapSegment(Win& w, size_t total) {
+  char shm_name[64] = {};
+  int fd = -1;
+  int ok = 1;
+  if (w.c->rank == 0) {
+    // The pid alone does not name the segment uniquely: jobs in other pid
+    // namespaces (containers, sandboxed tests) share /dev/shm. A random
+    // suffix, and another on a collision.
+    std::random_device random;
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+      std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
+                    static_cast<int>(getpid()), random(), random());
+      fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+    if (fd >= 0 && !ok) {
+      shm_unlink(shm_name);
+      close(fd);
+      fd = -1;
+    }
+  }
+  PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w.comm);
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, w.comm);
+  if (ok && w.c->rank != 0) fd = shm_open(shm_name, O_RDWR, 0600);
+  void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                             MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
+  if (fd >= 0) close(fd);
+  int mapped = seg != MAP_FAILED, all_mapped = 0;
+  PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, w.comm);
+  if (w.c->rank == 0 && ok) shm_unlink(shm_name);
+  if (!all_mapped) {
+    if (seg != MAP_FAILED) munmap(seg, total);
+    return nullptr;
+  }
+  // (ftruncate zero-fills; nobody touches the window before the
+  // constructor's closing barrier.)
+  return seg;
+}
+
 // The collective part of every constructor: duplicates the communicator,
 // opens the window's session, registers the handlers, exchanges sizes.
 // `base`/`size` is this rank's memory (not for dynamic windows); for
@@ -448,8 +611,40 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
     w->disp_units.push_back(static_cast<int>(s.disp_unit));
   }
 
-  // Memory.
-  if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+  // Memory. On one node, shared windows and (on the shared-memory path)
+  // allocated ones live in one segment; the others in private memory.
+  const bool shareable =
+      flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED;
+  const bool one_node = shareable && OneNode(w->comm);
+  if (one_node) {
+    // Every rank takes the same path (RONDO_RMA_SHM may differ per rank).
+    int want = st.rma_shm ? 1 : 0, all_want = 0;
+    PMPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_LAND, w->comm);
+    w->shm = all_want != 0;
+  }
+  if (one_node && (flavor == MPI_WIN_FLAVOR_SHARED || w->shm)) {
+    // Made by the window's rank 0 (the lowest): the control words (shared-
+    // memory path), then each rank's part at a 64-byte aligned offset, in
+    // rank order.
+    std::vector<size_t> offsets(n + 1, w->shm ? ShmCtlBytes(n) : 0);
+    for (int r = 0; r < n; ++r)
+      offsets[r + 1] = offsets[r] + (static_cast<size_t>(all[r].size) + 63) / 64 * 64;
+    const size_t total = std::max<size_t>(offsets[n], 64);
+    void* seg = MapSegment(*w, total);
+    if (seg == nullptr) {
+      PMPI_Comm_free(&w->comm);
+      return RaiseError(parent.get(), MPI_ERR_RMA_SHARED, fn,
+                        "cannot map a shared segment of " +
+                            std::to_string(total) + " bytes (shm_open in "
+                            "/dev/shm)");
+    }
+    w->mapped = seg;
+    w->mapped_bytes = total;
+    if (w->shm) w->ctl = static_cast<uint8_t*>(seg);
+    for (int r = 0; r < n; ++r)
+      w->shared_bases.push_back(static_cast<uint8_t*>(seg) + offsets[r]);
+    base = w->shared_bases[w->c->rank];
+  } else if (shareable) {
     w->owned = std::aligned_alloc(64, ((size > 0 ? size : 1) + 63) / 64 * 64);
     if (w->owned == nullptr) {
       PMPI_Comm_free(&w->comm);
@@ -457,67 +652,16 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
                         "cannot allocate " + std::to_string(size) + " bytes");
     }
     base = w->owned;
-  } else if (flavor == MPI_WIN_FLAVOR_SHARED) {
-    // One segment for the node, made by the window's rank 0 (the lowest),
-    // each rank's part at a 64-byte aligned offset, in rank order; ranks on
-    // several nodes fall back to private memory (shared_query then gives
-    // the other ranks' sizes and disp_units, with a NULL base).
-    std::vector<size_t> offsets(n + 1, 0);
-    for (int r = 0; r < n; ++r)
-      offsets[r + 1] = offsets[r] + (static_cast<size_t>(all[r].size) + 63) / 64 * 64;
-    const size_t total = std::max<size_t>(offsets[n], 64);
-    if (OneNode(w->comm)) {
-      char shm_name[64] = {};
-      int fd = -1;
-      int ok = 1;
-      if (w->c->rank == 0) {
-        // The pid alone does not name the segment uniquely: jobs in other
-        // pid namespaces (containers, sandboxed tests) share /dev/shm. A
-        // random suffix, and another on a collision.
-        std::random_device random;
-        for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-          std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
-                        static_cast<int>(getpid()), random(), random());
-          fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
-          if (fd < 0 && errno != EEXIST) break;
-        }
-        ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
-        if (fd >= 0 && !ok) {
-          shm_unlink(shm_name);
-          close(fd);
-          fd = -1;
-        }
-      }
-      PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w->comm);
-      PMPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
-      if (ok && w->c->rank != 0) fd = shm_open(shm_name, O_RDWR, 0600);
-      void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
-                                 MAP_SHARED, fd, 0)
-                          : MAP_FAILED;
-      if (fd >= 0) close(fd);
-      int mapped = seg != MAP_FAILED, all_mapped = 0;
-      PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, w->comm);
-      if (w->c->rank == 0 && ok) shm_unlink(shm_name);
-      if (!all_mapped) {
-        if (seg != MAP_FAILED) munmap(seg, total);
-        PMPI_Comm_free(&w->comm);
-        return RaiseError(parent.get(), MPI_ERR_RMA_SHARED, fn,
-                          "cannot map a shared segment of " +
-                              std::to_string(total) + " bytes (shm_open " +
-                              shm_name + ")");
-      }
-      if (w->c->rank == 0) std::memset(seg, 0, total);
-      w->mapped = seg;
-      w->mapped_bytes = total;
-      for (int r = 0; r < n; ++r)
-        w->shared_bases.push_back(static_cast<uint8_t*>(seg) + offsets[r]);
-      base = w->shared_bases[w->c->rank];
-    } else {
-      w->owned = std::aligned_alloc(64, ((size > 0 ? size : 1) + 63) / 64 * 64);
-      base = w->owned;
+    // Ranks on several nodes: shared_query gives the other ranks' sizes and
+    // disp_units with a NULL base.
+    if (flavor == MPI_WIN_FLAVOR_SHARED) {
       w->shared_bases.assign(n, nullptr);
       w->shared_bases[w->c->rank] = base;
     }
+  }
+  {
+    std::lock_guard<std::mutex> lock(st.detached_mu);
+    w->info.Set("rondo_rma_path", w->shm ? "shm" : "am");
   }
   w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
   if (baseptr != nullptr) *static_cast<void**>(baseptr) = base;
@@ -590,6 +734,116 @@ bool InAccessEpoch(Win& w, int t, bool request, std::string* why) {
   return false;
 }
 
+// A request already complete (MPI_PROC_NULL targets, shared-memory
+// operations).
+int DoneRequest(State& st, Win& w, const char* fn, MPI_Request* request) {
+  auto r = std::make_shared<MpiRequest>();
+  r->kind = MpiRequest::Kind::kDone;
+  r->fn = fn;
+  *request = st.requests.Add(std::move(r));
+  if (*request == MPI_REQUEST_NULL)
+    return WinError(w, MPI_ERR_INTERN, fn, "out of request handles");
+  return MPI_SUCCESS;
+}
+
+// Runs a checked operation on the shared-memory path: load/store in the
+// target's part of the segment, complete on return. `blocks` are the target
+// runs (byte offsets in its part), `tbytes` their total; `ot`/`rt` the
+// origin and result types, `basic` the accumulate's element type.
+void ShmIssue(Win& w, const OpArgs& a, const TypePtr& ot, const TypePtr& rt,
+              std::span<const RmaBlock> blocks, int64_t tbytes,
+              MPI_Datatype basic, bool no_origin) {
+  if (tbytes <= 0) return;
+  uint8_t* const base = static_cast<uint8_t*>(w.shared_bases[a.target]);
+  const size_t bytes = static_cast<size_t>(tbytes);
+  // The calling thread's buffers, their capacity kept (steady-state
+  // operations allocate nothing).
+  thread_local std::vector<uint8_t> packed_in, work, fetched;
+  // A contiguous target is one run, written or read in place.
+  uint8_t* const run = blocks.size() == 1 ? base + blocks[0].offset : nullptr;
+  auto gather = [&](uint8_t* to) {
+    for (const RmaBlock& b : blocks) {
+      std::memcpy(to, base + b.offset, static_cast<size_t>(b.bytes));
+      to += b.bytes;
+    }
+  };
+  auto scatter = [&](const uint8_t* from) {
+    for (const RmaBlock& b : blocks) {
+      std::memcpy(base + b.offset, from, static_cast<size_t>(b.bytes));
+      from += b.bytes;
+    }
+  };
+  // The origin's data, packed unless its type is contiguous.
+  auto origin_data = [&]() -> const uint8_t* {
+    if (ot->is_contiguous())
+      return static_cast<const uint8_t*>(a.origin) + ot->true_lb();
+    packed_in.resize(bytes);
+    ot->Pack(a.origin, a.origin_count, packed_in.data());
+    return packed_in.data();
+  };
+  // Packed bytes into a user buffer of `count` x `t`.
+  auto deliver = [&](const TypePtr& t, void* buf, int count,
+                     const uint8_t* from) {
+    if (t->is_contiguous()) {
+      std::memcpy(static_cast<uint8_t*>(buf) + t->true_lb(), from, bytes);
+    } else {
+      t->Unpack(from, tbytes, buf, count);
+    }
+  };
+  switch (a.kind) {
+    case OpKind::kPut: {
+      const uint8_t* from = origin_data();
+      if (run) {
+        std::memcpy(run, from, bytes);
+      } else {
+        scatter(from);
+      }
+      break;
+    }
+    case OpKind::kGet: {
+      void* into = const_cast<void*>(a.origin);
+      if (run) {
+        deliver(ot, into, a.origin_count, run);
+      } else {
+        work.resize(bytes);
+        gather(work.data());
+        deliver(ot, into, a.origin_count, work.data());
+      }
+      break;
+    }
+    case OpKind::kAcc:
+    case OpKind::kGetAcc: {
+      const uint8_t* in = no_origin ? nullptr : origin_data();
+      const bool fetch = a.kind == OpKind::kGetAcc;
+      if (fetch) fetched.resize(bytes);
+      if (!run) work.resize(bytes);
+      {
+        ShmAccGuard guard(w, a.target);
+        uint8_t* inout = run;
+        if (!run) {
+          gather(work.data());
+          inout = work.data();
+        }
+        if (fetch) std::memcpy(fetched.data(), inout, bytes);
+        ApplyAtTarget(nullptr, static_cast<uint32_t>(a.op),
+                      static_cast<uint32_t>(basic), in, inout, bytes);
+        if (!run) scatter(work.data());
+      }
+      if (fetch) deliver(rt, a.result, a.result_count, fetched.data());
+      break;
+    }
+    case OpKind::kCas: {
+      // One predefined element at blocks[0] (checked by the caller).
+      uint8_t* at = base + blocks[0].offset;
+      ShmAccGuard guard(w, a.target);
+      std::memcpy(a.result, at, bytes);
+      if (std::memcmp(at, a.compare, bytes) == 0)
+        std::memcpy(at, a.origin, bytes);
+      break;
+    }
+  }
+}
+
 int Issue(State& st, Win& w, const OpArgs& a) {
   const char* fn = a.fn;
   int err = MPI_SUCCESS;
@@ -616,15 +870,8 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   if (a.kind == OpKind::kGet) rt = ot;
   if (a.kind == OpKind::kCas) rt = ot;
   if (!CheckWinRank(w, a.target, fn, &err)) return err;
-  if (a.target == MPI_PROC_NULL) {
-    if (a.request) {
-      auto r = std::make_shared<MpiRequest>();
-      r->kind = MpiRequest::Kind::kDone;
-      r->fn = fn;
-      *a.request = st.requests.Add(std::move(r));
-    }
-    return MPI_SUCCESS;
-  }
+  if (a.target == MPI_PROC_NULL)
+    return a.request ? DoneRequest(st, w, fn, a.request) : MPI_SUCCESS;
   const int64_t tbytes = a.target_count * tt->size();
   if (!no_origin && ot && a.kind != OpKind::kGet && writes_origin &&
       a.origin_count * ot->size() != tbytes)
@@ -751,10 +998,14 @@ int Issue(State& st, Win& w, const OpArgs& a) {
     std::string why;
     if (!InAccessEpoch(w, a.target, a.request != nullptr, &why))
       return WinError(w, MPI_ERR_RMA_SYNC, fn, why);
-    if (!w.spare.empty()) {
+    if (!w.shm && !w.spare.empty()) {
       p = std::move(w.spare.back());
       w.spare.pop_back();
     }
+  }
+  if (w.shm) {
+    ShmIssue(w, a, ot, rt, blocks, tbytes, basic, no_origin);
+    return a.request ? DoneRequest(st, w, fn, a.request) : MPI_SUCCESS;
   }
   if (p) {
     p->packed.clear();
@@ -914,9 +1165,11 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
                           int* disp_unit, void* baseptr) {
   RONDO_MPI_ENTER_WIN("MPI_Win_shared_query", win);
-  if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+  if (w->flavor != MPI_WIN_FLAVOR_SHARED && !w->shm)
     return WinError(*w, MPI_ERR_RMA_FLAVOR, kFn,
-                    "the window is not from MPI_Win_allocate_shared");
+                    "the window is not from MPI_Win_allocate_shared (nor "
+                    "an MPI_Win_allocate window on one node, on the "
+                    "shared-memory path)");
   if (size == nullptr || disp_unit == nullptr || baseptr == nullptr)
     return WinError(*w, MPI_ERR_ARG, kFn,
                     "size, disp_unit and baseptr must not be NULL");
@@ -1236,6 +1489,9 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   // after; no other rank can depend on this call, so no barrier.
   if (!((assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED)))
     if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  // (shared-memory path: the others' stores before the barrier are seen
+  // by this rank's loads after it)
+  if (w->shm) std::atomic_thread_fence(std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(w->mu);
     w->fence_open = (assert & MPI_MODE_NOSUCCEED) == 0;
@@ -1264,9 +1520,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   // With MPI_MODE_NOCHECK the origins do not wait for the post (they know
   // it happened), so none is sent.
   if (assert & MPI_MODE_NOCHECK) return MPI_SUCCESS;
-  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
-    (void)w->rma->Signal(job, kPostSignal, op);
-  });
+  PscwSignal(*st, *w, ranks, kPostSignal);
   return MPI_SUCCESS;
 }
 
@@ -1288,7 +1542,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     for (int r : ranks) {
       const int job = w->c->world[r];
       WaitFor(*st, [&] {
-        return w->rma->Signals(kPostSignal, job) > w->posts_used[job];
+        return PscwSignals(*w, kPostSignal, r) > w->posts_used[job];
       });
       ++w->posts_used[job];
     }
@@ -1310,9 +1564,7 @@ int PMPI_Win_complete(MPI_Win win) {
     ranks = w->start_ranks;
   }
   const int e = Complete(*st, *w, -1);
-  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
-    (void)w->rma->Signal(job, kCompleteSignal, op);
-  });
+  PscwSignal(*st, *w, ranks, kCompleteSignal);
   std::lock_guard<std::mutex> lock(w->mu);
   w->started = false;
   w->start_ranks.clear();
@@ -1324,7 +1576,7 @@ namespace {
 bool AllCompleted(Win& w) {
   for (int r : w.post_ranks) {
     const int job = w.c->world[r];
-    if (w.rma->Signals(kCompleteSignal, job) <= w.completes_used[job])
+    if (PscwSignals(w, kCompleteSignal, r) <= w.completes_used[job])
       return false;
   }
   return true;
@@ -1371,9 +1623,18 @@ int PMPI_Win_test(MPI_Win win, int* flag) {
 namespace {
 // The lock protocol with one target: lock_type MPI_LOCK_SHARED or
 // _EXCLUSIVE, or 0 to unlock (skipped with MPI_MODE_NOCHECK).
+// `exclusive` tells an unlock which lock it releases.
 int LockOne(State& st, Win& w, int rank, bool nocheck, int lock_type,
-            const char* fn) {
+            const char* fn, bool exclusive = false) {
   if (nocheck) return MPI_SUCCESS;
+  if (w.shm) {
+    if (lock_type == 0) {
+      ShmUnlock(w, rank, exclusive);
+    } else {
+      ShmLock(st, w, rank, lock_type == MPI_LOCK_EXCLUSIVE);
+    }
+    return MPI_SUCCESS;
+  }
   const std::vector<int> one{rank};
   const bool ok = ForRanks(st, w, &one, [&](int job, RmaOp& op) {
     if (lock_type == 0) {
@@ -1434,7 +1695,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
   RONDO_MPI_ENTER_WIN("MPI_Win_unlock", win);
   if (!CheckWinRank(*w, rank, kFn, &err)) return err;
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  bool nocheck;
+  bool nocheck, exclusive;
   {
     std::lock_guard<std::mutex> lock(w->mu);
     if (w->locked[rank] == 0)
@@ -1447,9 +1708,10 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
                                        : "") +
                           ")");
     nocheck = w->lock_nocheck[rank];
+    exclusive = w->locked[rank] == MPI_LOCK_EXCLUSIVE;
   }
   int e = Complete(*st, *w, rank);
-  const int u = LockOne(*st, *w, rank, nocheck, /*unlock=*/0, kFn);
+  const int u = LockOne(*st, *w, rank, nocheck, /*unlock=*/0, kFn, exclusive);
   std::lock_guard<std::mutex> lock(w->mu);
   w->locked[rank] = 0;
   --w->locks;
@@ -1472,6 +1734,10 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
     w->lock_all_nocheck = nocheck;
   }
   if (nocheck) return MPI_SUCCESS;
+  if (w->shm) {
+    for (int r = 0; r < w->c->size; ++r) ShmLock(*st, *w, r, false);
+    return MPI_SUCCESS;
+  }
   if (!ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
         (void)w->rma->Lock(job, /*exclusive=*/false, op);
       }))
@@ -1492,10 +1758,13 @@ int PMPI_Win_unlock_all(MPI_Win win) {
     nocheck = w->lock_all_nocheck;
   }
   const int e = Complete(*st, *w, -1);
-  if (!nocheck)
+  if (!nocheck && w->shm) {
+    for (int r = 0; r < w->c->size; ++r) ShmUnlock(*w, r, false);
+  } else if (!nocheck) {
     (void)ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
       (void)w->rma->Unlock(job, op);
     });
+  }
   std::lock_guard<std::mutex> lock(w->mu);
   w->lock_all = false;
   return e;

@@ -492,6 +492,9 @@ class State {
   coll::Algorithm forced[coll::kNumCollectives] = {};
   uint64_t segment_bytes = 64 * 1024;
   int radix = 4;
+  // RONDO_RMA_SHM: one-node MPI_Win_allocate(_shared) windows by
+  // load/store in a shared segment (win.cc), else active messages.
+  bool rma_shm = true;
   // RONDO_SPLIT_S (auto|<int>), for the split-tree collectives.
   coll::SplitOptions split_options;
 
