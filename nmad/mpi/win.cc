@@ -101,12 +101,14 @@ struct Win {
   std::string name;
   Info info;
   bool no_locks = false;
-  // Origin-side epochs, guarded by mu.
+  // Origin-side epochs, written under mu; fence_open, lock_all and locked
+  // are atomics so that the shared-memory fast path reads them without it.
   std::mutex mu;
-  bool fence_open = false;
-  bool lock_all = false;
+  std::atomic<bool> fence_open{false};
+  std::atomic<bool> lock_all{false};
   bool lock_all_nocheck = false;
-  std::vector<int> locked;       // per rank: 0, MPI_LOCK_SHARED, _EXCLUSIVE
+  // per rank: 0, MPI_LOCK_SHARED, _EXCLUSIVE
+  std::unique_ptr<std::atomic<int>[]> locked;
   std::vector<bool> lock_nocheck;
   int locks = 0;
   bool started = false;          // PSCW access epoch
@@ -127,6 +129,7 @@ bool WinExists(State& st, MPI_Win h) {
 
 size_t ForgetWindows(State& st) {
   const auto left = st.wins.Values();
+  st.win_frees.fetch_add(1, std::memory_order_acq_rel);  // FastWin's caches
   for (const WinPtr& w : left) {
     w->rma.reset();  // answers in flight finish first
     if (w->mapped) munmap(w->mapped, w->mapped_bytes);
@@ -241,8 +244,10 @@ std::atomic_ref<uint64_t> ShmSignal(Win& w, int kind, int receiver,
 
 // Takes the lock of window rank `t` (readers count in the low bits, a
 // writer sets kShmExclusive alone), progressing this rank's engine while
-// another holds it.
-void ShmLock(State& st, Win& w, int t, bool exclusive) {
+// another holds it. A waiter looks for failed ranks of the window now and
+// then (a dead holder never releases): returns the first failed one without
+// the lock, else -1 with it.
+int ShmLock(State& st, Win& w, int t, bool exclusive) {
   std::atomic_ref<uint64_t> word = ShmLockWord(w, t);
   auto take = [&] {
     uint64_t v = word.load(std::memory_order_relaxed);
@@ -254,7 +259,26 @@ void ShmLock(State& st, Win& w, int t, bool exclusive) {
            word.compare_exchange_strong(v, v + 1, std::memory_order_acquire,
                                         std::memory_order_relaxed);
   };
-  if (!take()) WaitFor(st, take);
+  if (take()) return -1;
+  int failed = -1;
+  uint32_t tries = 0;
+  WaitFor(st, [&] {
+    if (take()) return true;
+    if (++tries % 4096 != 0) return false;
+    for (int r = 0; r < w.c->size && failed < 0; ++r)
+      if (!st.core().FailureText(w.c->world[r]).empty()) failed = r;
+    return failed >= 0;
+  });
+  return failed;
+}
+
+// The error of a lock that met the failed window rank `failed`.
+int ShmLockFailed(Win& w, int failed, const char* fn) {
+  std::string text = Mpi()->core().FailureText(w.c->world[failed]);
+  return WinError(w, MPIX_ERR_PROC_FAILED, fn,
+                  "rank " + std::to_string(failed) +
+                      " of the window failed while this rank waited for a "
+                      "lock (" + text + ")");
 }
 
 void ShmUnlock(Win& w, int t, bool exclusive) {
@@ -582,7 +606,7 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
   if ((err = PMPI_Comm_dup(comm, &w->comm)) != MPI_SUCCESS) return err;
   w->c = st.comms.Get(w->comm);
   const int n = w->c->size;
-  w->locked.assign(n, 0);
+  w->locked = std::make_unique<std::atomic<int>[]>(n);
   w->lock_nocheck.assign(n, false);
   w->posts_used.assign(st.world_size(), 0);
   w->completes_used.assign(st.world_size(), 0);
@@ -1125,6 +1149,87 @@ int RunOp(MPI_Win win, const OpArgs& a) {
   return Issue(*st, *w, a);
 }
 
+// ---- the shared-memory fast path ----
+//
+// MPI_Put and MPI_Get of contiguous predefined types, and the flushes, on a
+// window on the shared-memory path inside an open epoch: the window comes
+// from the calling thread's one-entry cache (no table lock, no reference
+// count; valid while no window has been freed since, State::win_frees),
+// the epoch from the atomics, and no engine call scope is taken (the
+// engine has no part in it). Anything else, every error included, takes
+// the full path, which checks and raises as before.
+
+Win* FastWin(MPI_Win h) {
+  struct Cache {
+    const State* st = nullptr;
+    MPI_Win h = MPI_WIN_NULL;
+    uint64_t frees = 0;
+    Win* w = nullptr;
+  };
+  thread_local Cache cache;
+  State* st = Mpi();
+  if (st == nullptr) return nullptr;
+  const uint64_t frees = st->win_frees.load(std::memory_order_acquire);
+  if (cache.st != st || cache.h != h || cache.frees != frees) {
+    WinPtr w = h == MPI_WIN_NULL ? nullptr : st->wins.Get(h);
+    cache = {st, h, frees, w && w->shm ? w.get() : nullptr};
+  }
+  return cache.w;
+}
+
+// An access epoch to window rank `t` is open (fence, lock or lock_all;
+// PSCW takes the full path).
+bool FastEpoch(const Win& w, int t) {
+  return w.lock_all.load(std::memory_order_relaxed) ||
+         w.locked[t].load(std::memory_order_relaxed) != 0 ||
+         w.fence_open.load(std::memory_order_relaxed);
+}
+
+// Done here (true) or to be done by the full path (false).
+bool FastPutGet(MPI_Win h, bool put, const void* origin, int origin_count,
+                MPI_Datatype origin_type, int target, MPI_Aint disp,
+                int target_count, MPI_Datatype target_type) {
+  Win* w = FastWin(h);
+  if (w == nullptr || target < 0 || target >= w->c->size || disp < 0 ||
+      origin_count < 0 || target_count < 0)
+    return false;
+  const Datatype* ot = Predefined(origin_type);
+  const Datatype* tt = Predefined(target_type);
+  if (ot == nullptr || tt == nullptr || !ot->is_contiguous() ||
+      !tt->is_contiguous() || ot->true_lb() != 0 || tt->true_lb() != 0)
+    return false;
+  const int64_t bytes = int64_t{target_count} * tt->size();
+  int64_t lo = 0;
+  if (int64_t{origin_count} * ot->size() != bytes ||
+      __builtin_mul_overflow(int64_t{disp}, int64_t{w->disp_units[target]},
+                             &lo) ||
+      lo > static_cast<int64_t>(w->sizes[target]) - bytes ||
+      !FastEpoch(*w, target))
+    return false;
+  if (bytes == 0) return true;
+  uint8_t* at = static_cast<uint8_t*>(w->shared_bases[target]) + lo;
+  if (put) {
+    std::memcpy(at, origin, static_cast<size_t>(bytes));
+  } else {
+    std::memcpy(const_cast<void*>(origin), at, static_cast<size_t>(bytes));
+  }
+  return true;
+}
+
+// A flush of window rank `rank` (-1: all) in an open passive-target epoch:
+// the operations are complete, a fence orders them.
+bool FastFlush(MPI_Win h, int rank) {
+  Win* w = FastWin(h);
+  if (w == nullptr) return false;
+  const bool all = w->lock_all.load(std::memory_order_relaxed);
+  const bool ok = rank == -1 ? all
+                  : rank >= 0 && rank < w->c->size &&
+                        (all || w->locked[rank].load(
+                                    std::memory_order_relaxed) != 0);
+  if (ok) std::atomic_thread_fence(std::memory_order_seq_cst);
+  return ok;
+}
+
 }  // namespace
 }  // namespace rondo::nmad::mpi
 
@@ -1245,6 +1350,7 @@ int PMPI_Win_free(MPI_Win* win) {
   }
   // Nobody accesses the memory once every member is here.
   if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  st->win_frees.fetch_add(1, std::memory_order_acq_rel);  // FastWin's caches
   w->rma->Close();
   w->rma.reset();
   st->wins.Remove(*win);
@@ -1364,6 +1470,9 @@ int PMPI_Put(const void* origin_addr, int origin_count,
              MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
+  if (FastPutGet(win, true, origin_addr, origin_count, origin_datatype,
+                 target_rank, target_disp, target_count, target_datatype))
+    return MPI_SUCCESS;
   return RunOp(win, Args(OpKind::kPut, "MPI_Put", origin_addr, origin_count,
                          origin_datatype, target_rank, target_disp,
                          target_count, target_datatype));
@@ -1384,6 +1493,9 @@ int PMPI_Rput(const void* origin_addr, int origin_count,
 int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
+  if (FastPutGet(win, false, origin_addr, origin_count, origin_datatype,
+                 target_rank, target_disp, target_count, target_datatype))
+    return MPI_SUCCESS;
   return RunOp(win, Args(OpKind::kGet, "MPI_Get", origin_addr, origin_count,
                          origin_datatype, target_rank, target_disp,
                          target_count, target_datatype));
@@ -1630,8 +1742,10 @@ int LockOne(State& st, Win& w, int rank, bool nocheck, int lock_type,
   if (w.shm) {
     if (lock_type == 0) {
       ShmUnlock(w, rank, exclusive);
-    } else {
-      ShmLock(st, w, rank, lock_type == MPI_LOCK_EXCLUSIVE);
+    } else if (const int failed =
+                   ShmLock(st, w, rank, lock_type == MPI_LOCK_EXCLUSIVE);
+               failed >= 0) {
+      return ShmLockFailed(w, failed, fn);
     }
     return MPI_SUCCESS;
   }
@@ -1735,7 +1849,13 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
   }
   if (nocheck) return MPI_SUCCESS;
   if (w->shm) {
-    for (int r = 0; r < w->c->size; ++r) ShmLock(*st, *w, r, false);
+    for (int r = 0; r < w->c->size; ++r)
+      if (const int failed = ShmLock(*st, *w, r, false); failed >= 0) {
+        for (int taken = 0; taken < r; ++taken) ShmUnlock(*w, taken, false);
+        std::lock_guard<std::mutex> lock(w->mu);
+        w->lock_all = false;
+        return ShmLockFailed(*w, failed, kFn);
+      }
     return MPI_SUCCESS;
   }
   if (!ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
@@ -1791,6 +1911,7 @@ int FlushCommon(State& st, Win& w, int rank, const char* fn) {
 }  // namespace
 
 int PMPI_Win_flush(int rank, MPI_Win win) {
+  if (FastFlush(win, rank)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush", win);
   if (!CheckWinRank(*w, rank, kFn, &err)) return err;
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
@@ -1798,6 +1919,7 @@ int PMPI_Win_flush(int rank, MPI_Win win) {
 }
 
 int PMPI_Win_flush_local(int rank, MPI_Win win) {
+  if (FastFlush(win, rank)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush_local", win);
   if (!CheckWinRank(*w, rank, kFn, &err)) return err;
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
@@ -1805,11 +1927,13 @@ int PMPI_Win_flush_local(int rank, MPI_Win win) {
 }
 
 int PMPI_Win_flush_all(MPI_Win win) {
+  if (FastFlush(win, -1)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush_all", win);
   return FlushCommon(*st, *w, -1, kFn);
 }
 
 int PMPI_Win_flush_local_all(MPI_Win win) {
+  if (FastFlush(win, -1)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush_local_all", win);
   return FlushCommon(*st, *w, -1, kFn);
 }

@@ -464,6 +464,26 @@ static void test_shm_path(void) {
     check_ll("Win_shared_query on an AM window", MPI_ERR_RMA_FLAVOR,
              rc == MPI_SUCCESS ? MPI_SUCCESS : (MPI_Error_class(rc, &rc), rc));
   }
+  /* The checks hold on either path. */
+  long long v = 1;
+  check_error("Put outside an epoch",
+              MPI_Put(&v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win),
+              MPI_ERR_RMA_SYNC, "no access epoch");
+  MPI_Win_lock_all(0, win);
+  check_error("Put past the window",
+              MPI_Put(&v, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win),
+              MPI_ERR_RMA_RANGE, "target_disp = 2");
+  check_error("Get_accumulate with mismatched types",
+              MPI_Get_accumulate(&v, 1, MPI_LONG_LONG, &v, 1, MPI_INT, right,
+                                 0, 1, MPI_LONG_LONG, MPI_SUM, win),
+              MPI_ERR_TYPE, "result_count");
+  check_error("flush of a rank outside the window",
+              MPI_Win_flush(size, win), MPI_ERR_RANK, "rank");
+  check_error("exclusive lock inside lock_all",
+              MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win),
+              MPI_ERR_RMA_SYNC, "already locked");
+  MPI_Win_unlock_all(win);
+  MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
   /* MPI_Win_create windows stay on active messages. */
   long long mem[2] = {0, 0};

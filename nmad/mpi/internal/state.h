@@ -495,6 +495,9 @@ class State {
   // RONDO_RMA_SHM: one-node MPI_Win_allocate(_shared) windows by
   // load/store in a shared segment (win.cc), else active messages.
   bool rma_shm = true;
+  // Windows freed so far: a thread's cached window pointer (win.cc's
+  // FastWin) is valid while this has not moved.
+  std::atomic<uint64_t> win_frees{0};
   // RONDO_SPLIT_S (auto|<int>), for the split-tree collectives.
   coll::SplitOptions split_options;
 
