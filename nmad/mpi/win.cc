@@ -214,8 +214,9 @@ bool ForRanks(State& st, Win& w, const std::vector<int>* ranks, F start) {
 
 // ---- the shared-memory path: control words in the segment ----
 //
-// The segment starts with one cache line per window rank t (its lock word
-// at byte 0, its accumulate lock at byte 8), then the PSCW counters,
+// The segment starts with the fence's barrier line (arrivals at byte 0, the
+// generation at byte 8), then one cache line per window rank t (its lock
+// word at byte 0, its accumulate lock at byte 8), then the PSCW counters,
 // uint64_t [kind][receiver][sender]; the ranks' parts follow.
 constexpr uint64_t kShmExclusive = uint64_t{1} << 62;
 static_assert(std::atomic_ref<uint64_t>::required_alignment <= 8 &&
@@ -223,23 +224,61 @@ static_assert(std::atomic_ref<uint64_t>::required_alignment <= 8 &&
               std::atomic<uint32_t>::is_always_lock_free);
 
 size_t ShmCtlBytes(int n) {
-  return (64 * static_cast<size_t>(n) + 2 * static_cast<size_t>(n) * n * 8 +
-          63) / 64 * 64;
+  return (64 * (static_cast<size_t>(n) + 1) +
+          2 * static_cast<size_t>(n) * n * 8 + 63) / 64 * 64;
 }
 std::atomic_ref<uint64_t> ShmLockWord(Win& w, int t) {
   return std::atomic_ref<uint64_t>(
-      *reinterpret_cast<uint64_t*>(w.ctl + 64 * static_cast<size_t>(t)));
+      *reinterpret_cast<uint64_t*>(w.ctl + 64 * (static_cast<size_t>(t) + 1)));
 }
 std::atomic_ref<uint32_t> ShmAccWord(Win& w, int t) {
   return std::atomic_ref<uint32_t>(
-      *reinterpret_cast<uint32_t*>(w.ctl + 64 * static_cast<size_t>(t) + 8));
+      *reinterpret_cast<uint32_t*>(w.ctl + 64 * (static_cast<size_t>(t) + 1) +
+                                   8));
 }
 // PSCW counter `kind` (kPostSignal, kCompleteSignal) of receiver <- sender.
 std::atomic_ref<uint64_t> ShmSignal(Win& w, int kind, int receiver,
                                     int sender) {
   const size_t n = static_cast<size_t>(w.c->size);
-  const size_t at = 64 * n + ((kind * n + receiver) * n + sender) * 8;
+  const size_t at = 64 * (n + 1) + ((kind * n + receiver) * n + sender) * 8;
   return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(w.ctl + at));
+}
+
+// Waits (progressing this rank's engine) until `ready` holds, looking for
+// failed ranks of the window now and then (a dead rank never releases a
+// lock nor arrives at a barrier): -1 once ready, else the failed rank.
+template <typename F>
+int ShmWait(State& st, Win& w, F ready) {
+  int failed = -1;
+  uint32_t tries = 0;
+  WaitFor(st, [&] {
+    if (ready()) return true;
+    if (++tries % 4096 != 0) return false;
+    for (int r = 0; r < w.c->size && failed < 0; ++r)
+      if (!st.core().FailureText(w.c->world[r]).empty()) failed = r;
+    return failed >= 0;
+  });
+  return failed;
+}
+
+// The fence's barrier of every window rank, in the segment: the last to
+// arrive resets the count and moves the generation the others wait on.
+// -1, or the failed rank that ended the wait.
+int ShmBarrier(State& st, Win& w) {
+  std::atomic_ref<uint64_t> arrived(*reinterpret_cast<uint64_t*>(w.ctl));
+  std::atomic_ref<uint64_t> generation(
+      *reinterpret_cast<uint64_t*>(w.ctl + 8));
+  const uint64_t gen = generation.load(std::memory_order_acquire);
+  if (arrived.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+      static_cast<uint64_t>(w.c->size)) {
+    arrived.store(0, std::memory_order_relaxed);
+    generation.fetch_add(1, std::memory_order_seq_cst);
+    return -1;
+  }
+  auto moved = [&] {
+    return generation.load(std::memory_order_acquire) != gen;
+  };
+  return moved() ? -1 : ShmWait(st, w, moved);
 }
 
 // Takes the lock of window rank `t` (readers count in the low bits, a
@@ -259,17 +298,7 @@ int ShmLock(State& st, Win& w, int t, bool exclusive) {
            word.compare_exchange_strong(v, v + 1, std::memory_order_acquire,
                                         std::memory_order_relaxed);
   };
-  if (take()) return -1;
-  int failed = -1;
-  uint32_t tries = 0;
-  WaitFor(st, [&] {
-    if (take()) return true;
-    if (++tries % 4096 != 0) return false;
-    for (int r = 0; r < w.c->size && failed < 0; ++r)
-      if (!st.core().FailureText(w.c->world[r]).empty()) failed = r;
-    return failed >= 0;
-  });
-  return failed;
+  return take() ? -1 : ShmWait(st, w, take);
 }
 
 // The error of a lock that met the failed window rank `failed`.
@@ -1599,8 +1628,17 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   const int e = Complete(*st, *w, -1);
   // MPI_MODE_NOPRECEDE and NOSUCCEED together: nothing before, nothing
   // after; no other rank can depend on this call, so no barrier.
-  if (!((assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED)))
-    if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  // The shared-memory path's barrier is the segment's.
+  if (!((assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED))) {
+    if (!w->shm) {
+      if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+    } else if (const int failed = ShmBarrier(*st, *w); failed >= 0) {
+      return WinError(*w, MPIX_ERR_PROC_FAILED, kFn,
+                      "rank " + std::to_string(failed) +
+                          " of the window failed before it reached the "
+                          "fence");
+    }
+  }
   // (shared-memory path: the others' stores before the barrier are seen
   // by this rank's loads after it)
   if (w->shm) std::atomic_thread_fence(std::memory_order_seq_cst);
