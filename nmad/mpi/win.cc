@@ -129,7 +129,7 @@ bool WinExists(State& st, MPI_Win h) {
 
 size_t ForgetWindows(State& st) {
   const auto left = st.wins.Values();
-  st.win_frees.fetch_add(1, std::memory_order_acq_rel);  // FastWin's caches
+  for (auto& slot : st.fast_wins) slot.store(nullptr, std::memory_order_release);
   for (const WinPtr& w : left) {
     w->rma.reset();  // answers in flight finish first
     if (w->mapped) munmap(w->mapped, w->mapped_bytes);
@@ -736,6 +736,8 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
   const MPI_Win h = st.wins.Add(std::move(w));
   raw->handle = h;
   raw->err.handle = h;
+  if (raw->shm && h > 0)
+    st.fast_wins[h % State::kFastWins].store(raw, std::memory_order_release);
   // Nobody sends to a window before every member has registered its
   // handlers (messages for an unregistered handler are dropped).
   if ((err = PMPI_Barrier(raw->comm)) != MPI_SUCCESS) return err;
@@ -1182,28 +1184,18 @@ int RunOp(MPI_Win win, const OpArgs& a) {
 //
 // MPI_Put and MPI_Get of contiguous predefined types, and the flushes, on a
 // window on the shared-memory path inside an open epoch: the window comes
-// from the calling thread's one-entry cache (no table lock, no reference
-// count; valid while no window has been freed since, State::win_frees),
+// from State::fast_wins (no table lock, no reference count, no
+// thread-local: MadMPI may be a shared library, where those cost a call),
 // the epoch from the atomics, and no engine call scope is taken (the
 // engine has no part in it). Anything else, every error included, takes
-// the full path, which checks and raises as before.
+// the full path, which checks and raises as before. (A window freed while
+// another thread uses it is erroneous in MPI.)
 
 Win* FastWin(MPI_Win h) {
-  struct Cache {
-    const State* st = nullptr;
-    MPI_Win h = MPI_WIN_NULL;
-    uint64_t frees = 0;
-    Win* w = nullptr;
-  };
-  thread_local Cache cache;
   State* st = Mpi();
-  if (st == nullptr) return nullptr;
-  const uint64_t frees = st->win_frees.load(std::memory_order_acquire);
-  if (cache.st != st || cache.h != h || cache.frees != frees) {
-    WinPtr w = h == MPI_WIN_NULL ? nullptr : st->wins.Get(h);
-    cache = {st, h, frees, w && w->shm ? w.get() : nullptr};
-  }
-  return cache.w;
+  if (st == nullptr || h <= 0) return nullptr;
+  Win* w = st->fast_wins[h % State::kFastWins].load(std::memory_order_acquire);
+  return w != nullptr && w->handle == h ? w : nullptr;
 }
 
 // An access epoch to window rank `t` is open (fence, lock or lock_all;
@@ -1379,7 +1371,11 @@ int PMPI_Win_free(MPI_Win* win) {
   }
   // Nobody accesses the memory once every member is here.
   if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
-  st->win_frees.fetch_add(1, std::memory_order_acq_rel);  // FastWin's caches
+  {
+    Win* mine = w.get();
+    st->fast_wins[*win % State::kFastWins].compare_exchange_strong(
+        mine, nullptr, std::memory_order_acq_rel);
+  }
   w->rma->Close();
   w->rma.reset();
   st->wins.Remove(*win);

@@ -495,9 +495,11 @@ class State {
   // RONDO_RMA_SHM: one-node MPI_Win_allocate(_shared) windows by
   // load/store in a shared segment (win.cc), else active messages.
   bool rma_shm = true;
-  // Windows freed so far: a thread's cached window pointer (win.cc's
-  // FastWin) is valid while this has not moved.
-  std::atomic<uint64_t> win_frees{0};
+  // Windows on the shared-memory path by handle % kFastWins, for win.cc's
+  // fast path (FastWin): set at creation, cleared before the window is
+  // destroyed; a window whose slot another took uses the full path.
+  static constexpr int kFastWins = 16;
+  std::atomic<Win*> fast_wins[kFastWins] = {};
   // RONDO_SPLIT_S (auto|<int>), for the split-tree collectives.
   coll::SplitOptions split_options;
 
