@@ -747,6 +747,13 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
 
 // ---- operations ----
 
+// Compare-and-swap takes C integer, logical, byte and multi-language types.
+bool CasType(MPI_Datatype b) {
+  return !(b == MPI_FLOAT || b == MPI_DOUBLE || b == MPI_LONG_DOUBLE ||
+           b == MPI_C_FLOAT_COMPLEX || b == MPI_C_DOUBLE_COMPLEX ||
+           b == MPI_C_LONG_DOUBLE_COMPLEX || b > MPI_C_LONG_DOUBLE_COMPLEX);
+}
+
 enum class OpKind { kPut, kGet, kAcc, kGetAcc, kCas };
 
 struct OpArgs {
@@ -1037,9 +1044,7 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                           " (compare-and-swap takes one predefined integer, "
                           "logical, byte or multi-language type)");
     const MPI_Datatype b = tt->handle();
-    if (b == MPI_FLOAT || b == MPI_DOUBLE || b == MPI_LONG_DOUBLE ||
-        b == MPI_C_FLOAT_COMPLEX || b == MPI_C_DOUBLE_COMPLEX ||
-        b == MPI_C_LONG_DOUBLE_COMPLEX || b > MPI_C_LONG_DOUBLE_COMPLEX)
+    if (!CasType(b))
       return WinError(w, MPI_ERR_TYPE, fn,
                       "datatype = " + TypeLabel(b) +
                           " (compare-and-swap takes C integer, logical, "
@@ -1168,7 +1173,11 @@ OpArgs WithRequest(OpArgs a, MPI_Request* request) {
   return a;
 }
 
+bool FastAtomic(MPI_Win h, const OpArgs& a);  // below
+
 int RunOp(MPI_Win win, const OpArgs& a) {
+  if (a.kind != OpKind::kPut && a.kind != OpKind::kGet && FastAtomic(win, a))
+    return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN(a.fn, win);
   if (a.wants_request && a.request == nullptr)
     return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
@@ -1206,6 +1215,18 @@ bool FastEpoch(const Win& w, int t) {
          w.fence_open.load(std::memory_order_relaxed);
 }
 
+// Where `bytes` bytes at `disp` of window rank `target` are, when they are
+// inside its window and an access epoch to it is open; else nullptr.
+uint8_t* FastTarget(Win& w, int target, MPI_Aint disp, int64_t bytes) {
+  int64_t lo = 0;
+  if (__builtin_mul_overflow(int64_t{disp}, int64_t{w.disp_units[target]},
+                             &lo) ||
+      lo > static_cast<int64_t>(w.sizes[target]) - bytes ||
+      !FastEpoch(w, target))
+    return nullptr;
+  return static_cast<uint8_t*>(w.shared_bases[target]) + lo;
+}
+
 // Done here (true) or to be done by the full path (false).
 bool FastPutGet(MPI_Win h, bool put, const void* origin, int origin_count,
                 MPI_Datatype origin_type, int target, MPI_Aint disp,
@@ -1220,20 +1241,57 @@ bool FastPutGet(MPI_Win h, bool put, const void* origin, int origin_count,
       !tt->is_contiguous() || ot->true_lb() != 0 || tt->true_lb() != 0)
     return false;
   const int64_t bytes = int64_t{target_count} * tt->size();
-  int64_t lo = 0;
-  if (int64_t{origin_count} * ot->size() != bytes ||
-      __builtin_mul_overflow(int64_t{disp}, int64_t{w->disp_units[target]},
-                             &lo) ||
-      lo > static_cast<int64_t>(w->sizes[target]) - bytes ||
-      !FastEpoch(*w, target))
-    return false;
+  if (int64_t{origin_count} * ot->size() != bytes) return false;
+  uint8_t* at = FastTarget(*w, target, disp, bytes);
+  if (at == nullptr) return false;
   if (bytes == 0) return true;
-  uint8_t* at = static_cast<uint8_t*>(w->shared_bases[target]) + lo;
   if (put) {
     std::memcpy(at, origin, static_cast<size_t>(bytes));
   } else {
     std::memcpy(const_cast<void*>(origin), at, static_cast<size_t>(bytes));
   }
+  return true;
+}
+
+// Accumulate, get-accumulate, fetch-and-op and compare-and-swap of one
+// contiguous predefined type (the same on every side; no MPI_NO_OP) under
+// the target's accumulate lock, without the full path's look-ups.
+bool FastAtomic(MPI_Win h, const OpArgs& a) {
+  if (a.request != nullptr || a.origin == nullptr) return false;
+  Win* w = FastWin(h);
+  if (w == nullptr || a.target < 0 || a.target >= w->c->size || a.disp < 0 ||
+      a.target_count <= 0 || a.origin_count != a.target_count ||
+      a.origin_type != a.target_type)
+    return false;
+  if (a.kind != OpKind::kAcc &&
+      (a.result == nullptr || a.result_count != a.target_count ||
+       a.result_type != a.target_type))
+    return false;
+  const Datatype* t = Predefined(a.target_type);
+  if (t == nullptr || !t->is_contiguous() || t->true_lb() != 0 ||
+      t->size() == 0 || a.target_type == MPI_SHORT_INT)
+    return false;
+  if (a.kind == OpKind::kCas) {
+    if (a.compare == nullptr || !CasType(a.target_type)) return false;
+  } else if (a.op == MPI_NO_OP || !IsPredefinedOp(a.op)) {
+    return false;
+  } else if (a.op != MPI_REPLACE) {
+    std::string why;
+    if (CheckOp(a.op, *t, &why) != MPI_SUCCESS) return false;
+  }
+  const int64_t bytes = int64_t{a.target_count} * t->size();
+  uint8_t* at = FastTarget(*w, a.target, a.disp, bytes);
+  if (at == nullptr) return false;
+  const size_t n = static_cast<size_t>(bytes);
+  ShmAccGuard guard(*w, a.target);
+  if (a.kind == OpKind::kCas) {
+    std::memcpy(a.result, at, n);
+    if (std::memcmp(at, a.compare, n) == 0) std::memcpy(at, a.origin, n);
+    return true;
+  }
+  if (a.kind == OpKind::kGetAcc) std::memcpy(a.result, at, n);
+  ApplyAtTarget(nullptr, static_cast<uint32_t>(a.op),
+                static_cast<uint32_t>(a.target_type), a.origin, at, n);
   return true;
 }
 
