@@ -28,6 +28,11 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                  "segment size of pipelined collectives"});
   out.push_back({"RONDO_COLL_RADIX", "mpi", "integer", "4", "2..64",
                  "radix of the k-ary collective algorithms"});
+  out.push_back({"RONDO_RMA_SHM", "mpi", "boolean", "1",
+                 "1|0 (also true|false, yes|no, on|off)",
+                 "one-sided windows of MPI_Win_allocate(_shared) whose ranks "
+                 "share a node use load/store in one shared segment (0: "
+                 "active messages served by the target's engine)"});
   out.push_back({"RONDO_MPICC_CC", "wrappers", "string", "",
                  "a C compiler command (default: the one found at install)",
                  "the C compiler rondo-mpicc runs"});

@@ -18,11 +18,26 @@
 // answers once it applied the operation), so flush_local waits as long as
 // flush.
 //
+// On one node (every rank of the window's communicator shares it) the
+// windows of MPI_Win_allocate and MPI_Win_allocate_shared take the
+// shared-memory path instead, as Open MPI's osc/sm does: the window lives in
+// one shared segment that every rank maps; puts and gets are memcpy into
+// and out of the target's part (derived types packed and unpacked with the
+// datatype engine), accumulates, get-accumulates, fetch-and-op and
+// compare-and-swap run under the target's accumulate lock (a word in the
+// segment), so they stay element-wise atomic; every operation is complete
+// when its call returns. Locks are a reader-writer word per target in the
+// segment, PSCW's post and complete are counters there, flush is a memory
+// fence and fence a memory fence plus a barrier. Waits (a lock held by
+// another rank, a post not yet made) progress this rank's engine between
+// tries. RONDO_RMA_SHM=0 keeps every window on active messages.
+//
 // Errors go to the window's error handler: each Win carries a Comm record
 // (`err`) whose handle is the window's and whose handler is the window's,
 // so the argument checks of args.h raise on the window.
 #include <fcntl.h>
 #include <mpi.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,6 +49,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +90,10 @@ struct Win {
   std::vector<MPI_Aint> sizes;    // every rank's (not dynamic)
   std::vector<int> disp_units;    // every rank's
   std::vector<void*> shared_bases;  // shared windows on one node
+  // The shared-memory path (see the banner): the segment's control words
+  // (ShmCtlBytes), null on the active-message path.
+  bool shm = false;
+  uint8_t* ctl = nullptr;
   // Memory the window owns: Win_allocate's, or a shared segment.
   void* owned = nullptr;
   void* mapped = nullptr;
@@ -81,12 +101,14 @@ struct Win {
   std::string name;
   Info info;
   bool no_locks = false;
-  // Origin-side epochs, guarded by mu.
+  // Origin-side epochs, written under mu; fence_open, lock_all and locked
+  // are atomics so that the shared-memory fast path reads them without it.
   std::mutex mu;
-  bool fence_open = false;
-  bool lock_all = false;
+  std::atomic<bool> fence_open{false};
+  std::atomic<bool> lock_all{false};
   bool lock_all_nocheck = false;
-  std::vector<int> locked;       // per rank: 0, MPI_LOCK_SHARED, _EXCLUSIVE
+  // per rank: 0, MPI_LOCK_SHARED, _EXCLUSIVE
+  std::unique_ptr<std::atomic<int>[]> locked;
   std::vector<bool> lock_nocheck;
   int locks = 0;
   bool started = false;          // PSCW access epoch
@@ -107,6 +129,7 @@ bool WinExists(State& st, MPI_Win h) {
 
 size_t ForgetWindows(State& st) {
   const auto left = st.wins.Values();
+  for (auto& slot : st.fast_wins) slot.store(nullptr, std::memory_order_release);
   for (const WinPtr& w : left) {
     w->rma.reset();  // answers in flight finish first
     if (w->mapped) munmap(w->mapped, w->mapped_bytes);
@@ -189,6 +212,148 @@ bool ForRanks(State& st, Win& w, const std::vector<int>* ranks, F start) {
   return true;
 }
 
+// ---- the shared-memory path: control words in the segment ----
+//
+// The segment starts with the fence's barrier line (arrivals at byte 0, the
+// generation at byte 8), then one cache line per window rank t (its lock
+// word at byte 0, its accumulate lock at byte 8), then the PSCW counters,
+// uint64_t [kind][receiver][sender]; the ranks' parts follow.
+constexpr uint64_t kShmExclusive = uint64_t{1} << 62;
+static_assert(std::atomic_ref<uint64_t>::required_alignment <= 8 &&
+              std::atomic<uint64_t>::is_always_lock_free &&
+              std::atomic<uint32_t>::is_always_lock_free);
+
+size_t ShmCtlBytes(int n) {
+  return (64 * (static_cast<size_t>(n) + 1) +
+          2 * static_cast<size_t>(n) * n * 8 + 63) / 64 * 64;
+}
+std::atomic_ref<uint64_t> ShmLockWord(Win& w, int t) {
+  return std::atomic_ref<uint64_t>(
+      *reinterpret_cast<uint64_t*>(w.ctl + 64 * (static_cast<size_t>(t) + 1)));
+}
+std::atomic_ref<uint32_t> ShmAccWord(Win& w, int t) {
+  return std::atomic_ref<uint32_t>(
+      *reinterpret_cast<uint32_t*>(w.ctl + 64 * (static_cast<size_t>(t) + 1) +
+                                   8));
+}
+// PSCW counter `kind` (kPostSignal, kCompleteSignal) of receiver <- sender.
+std::atomic_ref<uint64_t> ShmSignal(Win& w, int kind, int receiver,
+                                    int sender) {
+  const size_t n = static_cast<size_t>(w.c->size);
+  const size_t at = 64 * (n + 1) + ((kind * n + receiver) * n + sender) * 8;
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(w.ctl + at));
+}
+
+// Waits (progressing this rank's engine) until `ready` holds, looking for
+// failed ranks of the window now and then (a dead rank never releases a
+// lock nor arrives at a barrier): -1 once ready, else the failed rank.
+template <typename F>
+int ShmWait(State& st, Win& w, F ready) {
+  int failed = -1;
+  uint32_t tries = 0;
+  WaitFor(st, [&] {
+    if (ready()) return true;
+    if (++tries % 4096 != 0) return false;
+    for (int r = 0; r < w.c->size && failed < 0; ++r)
+      if (!st.core().FailureText(w.c->world[r]).empty()) failed = r;
+    return failed >= 0;
+  });
+  return failed;
+}
+
+// The fence's barrier of every window rank, in the segment: the last to
+// arrive resets the count and moves the generation the others wait on.
+// -1, or the failed rank that ended the wait.
+int ShmBarrier(State& st, Win& w) {
+  std::atomic_ref<uint64_t> arrived(*reinterpret_cast<uint64_t*>(w.ctl));
+  std::atomic_ref<uint64_t> generation(
+      *reinterpret_cast<uint64_t*>(w.ctl + 8));
+  const uint64_t gen = generation.load(std::memory_order_acquire);
+  if (arrived.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+      static_cast<uint64_t>(w.c->size)) {
+    arrived.store(0, std::memory_order_relaxed);
+    generation.fetch_add(1, std::memory_order_seq_cst);
+    return -1;
+  }
+  auto moved = [&] {
+    return generation.load(std::memory_order_acquire) != gen;
+  };
+  return moved() ? -1 : ShmWait(st, w, moved);
+}
+
+// Takes the lock of window rank `t` (readers count in the low bits, a
+// writer sets kShmExclusive alone), progressing this rank's engine while
+// another holds it. A waiter looks for failed ranks of the window now and
+// then (a dead holder never releases): returns the first failed one without
+// the lock, else -1 with it.
+int ShmLock(State& st, Win& w, int t, bool exclusive) {
+  std::atomic_ref<uint64_t> word = ShmLockWord(w, t);
+  auto take = [&] {
+    uint64_t v = word.load(std::memory_order_relaxed);
+    if (exclusive)
+      return v == 0 && word.compare_exchange_strong(
+                           v, kShmExclusive, std::memory_order_acquire,
+                           std::memory_order_relaxed);
+    return (v & kShmExclusive) == 0 &&
+           word.compare_exchange_strong(v, v + 1, std::memory_order_acquire,
+                                        std::memory_order_relaxed);
+  };
+  return take() ? -1 : ShmWait(st, w, take);
+}
+
+// The error of a lock that met the failed window rank `failed`.
+int ShmLockFailed(Win& w, int failed, const char* fn) {
+  std::string text = Mpi()->core().FailureText(w.c->world[failed]);
+  return WinError(w, MPIX_ERR_PROC_FAILED, fn,
+                  "rank " + std::to_string(failed) +
+                      " of the window failed while this rank waited for a "
+                      "lock (" + text + ")");
+}
+
+void ShmUnlock(Win& w, int t, bool exclusive) {
+  ShmLockWord(w, t).fetch_sub(exclusive ? kShmExclusive : 1,
+                              std::memory_order_release);
+}
+
+// Holds the accumulate lock of window rank `t`: a spin lock whose holder
+// only copies and reduces (it never waits for anything), so waiters spin,
+// then yield the core.
+class ShmAccGuard {
+ public:
+  ShmAccGuard(Win& w, int t) : word_(ShmAccWord(w, t)) {
+    int spins = 0;
+    while (word_.exchange(1, std::memory_order_acquire) != 0)
+      while (word_.load(std::memory_order_relaxed) != 0)
+        if (++spins > 64) sched_yield();
+  }
+  ~ShmAccGuard() { word_.store(0, std::memory_order_release); }
+  ShmAccGuard(const ShmAccGuard&) = delete;
+  ShmAccGuard& operator=(const ShmAccGuard&) = delete;
+
+ private:
+  std::atomic_ref<uint32_t> word_;
+};
+
+// PSCW signal `kind` to the window ranks `ranks`.
+void PscwSignal(State& st, Win& w, const std::vector<int>& ranks, int kind) {
+  if (w.shm) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int r : ranks)
+      ShmSignal(w, kind, r, w.c->rank).fetch_add(1, std::memory_order_seq_cst);
+    return;
+  }
+  (void)ForRanks(st, w, &ranks, [&](int job, RmaOp& op) {
+    (void)w.rma->Signal(job, kind, op);
+  });
+}
+
+// Signals `kind` received from window rank `r` so far.
+uint64_t PscwSignals(Win& w, int kind, int r) {
+  if (w.shm)
+    return ShmSignal(w, kind, w.c->rank, r).load(std::memory_order_acquire);
+  return w.rma->Signals(kind, w.c->world[r]);
+}
+
 // Another kind of epoch may follow a fence once the fence has completed
 // its operations (as MPICH allows); the fence epoch then ends. w.mu held.
 bool LeaveFence(Win& w, const char* fn, int* err) {
@@ -247,6 +412,12 @@ int FinishPending(Win& w, RmaPending& p) {
 // Completes every pending operation to `target` (-1: all): waits for the
 // targets' answers, unpacks reads, forgets them. Returns the first error.
 int Complete(State& st, Win& w, int target) {
+  if (w.shm) {
+    // Every operation completed in its call: a fence orders them before
+    // what follows (the lock release, the barrier, the PSCW counter).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return MPI_SUCCESS;
+  }
   // The calling thread's list, its capacity kept (swapped out while in use:
   // an error handler may complete another window's operations).
   thread_local std::vector<std::shared_ptr<RmaPending>> spare_list;
@@ -376,6 +547,51 @@ bool OneNode(MPI_Comm comm) {
   return n == all;
 }
 
+// Maps a segment of `total` bytes that every rank of the window's
+// communicator (all on this node) shares, zero-filled: shm_open by the
+// window's rank 0, mapped by all, unlinked once all have. Collective;
+// nullptr on every rank when any rank failed.
+void* MapSegment(Win& w, size_t total) {
+  char shm_name[64] = {};
+  int fd = -1;
+  int ok = 1;
+  if (w.c->rank == 0) {
+    // The pid alone does not name the segment uniquely: jobs in other pid
+    // namespaces (containers, sandboxed tests) share /dev/shm. A random
+    // suffix, and another on a collision.
+    std::random_device random;
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+      std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
+                    static_cast<int>(getpid()), random(), random());
+      fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+    if (fd >= 0 && !ok) {
+      shm_unlink(shm_name);
+      close(fd);
+      fd = -1;
+    }
+  }
+  PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w.comm);
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, w.comm);
+  if (ok && w.c->rank != 0) fd = shm_open(shm_name, O_RDWR, 0600);
+  void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                             MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
+  if (fd >= 0) close(fd);
+  int mapped = seg != MAP_FAILED, all_mapped = 0;
+  PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, w.comm);
+  if (w.c->rank == 0 && ok) shm_unlink(shm_name);
+  if (!all_mapped) {
+    if (seg != MAP_FAILED) munmap(seg, total);
+    return nullptr;
+  }
+  // (ftruncate zero-fills; nobody touches the window before the
+  // constructor's closing barrier.)
+  return seg;
+}
+
 // The collective part of every constructor: duplicates the communicator,
 // opens the window's session, registers the handlers, exchanges sizes.
 // `base`/`size` is this rank's memory (not for dynamic windows); for
@@ -419,7 +635,7 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
   if ((err = PMPI_Comm_dup(comm, &w->comm)) != MPI_SUCCESS) return err;
   w->c = st.comms.Get(w->comm);
   const int n = w->c->size;
-  w->locked.assign(n, 0);
+  w->locked = std::make_unique<std::atomic<int>[]>(n);
   w->lock_nocheck.assign(n, false);
   w->posts_used.assign(st.world_size(), 0);
   w->completes_used.assign(st.world_size(), 0);
@@ -448,8 +664,40 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
     w->disp_units.push_back(static_cast<int>(s.disp_unit));
   }
 
-  // Memory.
-  if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+  // Memory. On one node, shared windows and (on the shared-memory path)
+  // allocated ones live in one segment; the others in private memory.
+  const bool shareable =
+      flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED;
+  const bool one_node = shareable && OneNode(w->comm);
+  if (one_node) {
+    // Every rank takes the same path (RONDO_RMA_SHM may differ per rank).
+    int want = st.rma_shm ? 1 : 0, all_want = 0;
+    PMPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_LAND, w->comm);
+    w->shm = all_want != 0;
+  }
+  if (one_node && (flavor == MPI_WIN_FLAVOR_SHARED || w->shm)) {
+    // Made by the window's rank 0 (the lowest): the control words (shared-
+    // memory path), then each rank's part at a 64-byte aligned offset, in
+    // rank order.
+    std::vector<size_t> offsets(n + 1, w->shm ? ShmCtlBytes(n) : 0);
+    for (int r = 0; r < n; ++r)
+      offsets[r + 1] = offsets[r] + (static_cast<size_t>(all[r].size) + 63) / 64 * 64;
+    const size_t total = std::max<size_t>(offsets[n], 64);
+    void* seg = MapSegment(*w, total);
+    if (seg == nullptr) {
+      PMPI_Comm_free(&w->comm);
+      return RaiseError(parent.get(), MPI_ERR_RMA_SHARED, fn,
+                        "cannot map a shared segment of " +
+                            std::to_string(total) + " bytes (shm_open in "
+                            "/dev/shm)");
+    }
+    w->mapped = seg;
+    w->mapped_bytes = total;
+    if (w->shm) w->ctl = static_cast<uint8_t*>(seg);
+    for (int r = 0; r < n; ++r)
+      w->shared_bases.push_back(static_cast<uint8_t*>(seg) + offsets[r]);
+    base = w->shared_bases[w->c->rank];
+  } else if (shareable) {
     w->owned = std::aligned_alloc(64, ((size > 0 ? size : 1) + 63) / 64 * 64);
     if (w->owned == nullptr) {
       PMPI_Comm_free(&w->comm);
@@ -457,67 +705,16 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
                         "cannot allocate " + std::to_string(size) + " bytes");
     }
     base = w->owned;
-  } else if (flavor == MPI_WIN_FLAVOR_SHARED) {
-    // One segment for the node, made by the window's rank 0 (the lowest),
-    // each rank's part at a 64-byte aligned offset, in rank order; ranks on
-    // several nodes fall back to private memory (shared_query then gives
-    // the other ranks' sizes and disp_units, with a NULL base).
-    std::vector<size_t> offsets(n + 1, 0);
-    for (int r = 0; r < n; ++r)
-      offsets[r + 1] = offsets[r] + (static_cast<size_t>(all[r].size) + 63) / 64 * 64;
-    const size_t total = std::max<size_t>(offsets[n], 64);
-    if (OneNode(w->comm)) {
-      char shm_name[64] = {};
-      int fd = -1;
-      int ok = 1;
-      if (w->c->rank == 0) {
-        // The pid alone does not name the segment uniquely: jobs in other
-        // pid namespaces (containers, sandboxed tests) share /dev/shm. A
-        // random suffix, and another on a collision.
-        std::random_device random;
-        for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-          std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
-                        static_cast<int>(getpid()), random(), random());
-          fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
-          if (fd < 0 && errno != EEXIST) break;
-        }
-        ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
-        if (fd >= 0 && !ok) {
-          shm_unlink(shm_name);
-          close(fd);
-          fd = -1;
-        }
-      }
-      PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w->comm);
-      PMPI_Bcast(&ok, 1, MPI_INT, 0, w->comm);
-      if (ok && w->c->rank != 0) fd = shm_open(shm_name, O_RDWR, 0600);
-      void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
-                                 MAP_SHARED, fd, 0)
-                          : MAP_FAILED;
-      if (fd >= 0) close(fd);
-      int mapped = seg != MAP_FAILED, all_mapped = 0;
-      PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, w->comm);
-      if (w->c->rank == 0 && ok) shm_unlink(shm_name);
-      if (!all_mapped) {
-        if (seg != MAP_FAILED) munmap(seg, total);
-        PMPI_Comm_free(&w->comm);
-        return RaiseError(parent.get(), MPI_ERR_RMA_SHARED, fn,
-                          "cannot map a shared segment of " +
-                              std::to_string(total) + " bytes (shm_open " +
-                              shm_name + ")");
-      }
-      if (w->c->rank == 0) std::memset(seg, 0, total);
-      w->mapped = seg;
-      w->mapped_bytes = total;
-      for (int r = 0; r < n; ++r)
-        w->shared_bases.push_back(static_cast<uint8_t*>(seg) + offsets[r]);
-      base = w->shared_bases[w->c->rank];
-    } else {
-      w->owned = std::aligned_alloc(64, ((size > 0 ? size : 1) + 63) / 64 * 64);
-      base = w->owned;
+    // Ranks on several nodes: shared_query gives the other ranks' sizes and
+    // disp_units with a NULL base.
+    if (flavor == MPI_WIN_FLAVOR_SHARED) {
       w->shared_bases.assign(n, nullptr);
       w->shared_bases[w->c->rank] = base;
     }
+  }
+  {
+    std::lock_guard<std::mutex> lock(st.detached_mu);
+    w->info.Set("rondo_rma_path", w->shm ? "shm" : "am");
   }
   w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
   if (baseptr != nullptr) *static_cast<void**>(baseptr) = base;
@@ -539,6 +736,8 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
   const MPI_Win h = st.wins.Add(std::move(w));
   raw->handle = h;
   raw->err.handle = h;
+  if (raw->shm && h > 0)
+    st.fast_wins[h % State::kFastWins].store(raw, std::memory_order_release);
   // Nobody sends to a window before every member has registered its
   // handlers (messages for an unregistered handler are dropped).
   if ((err = PMPI_Barrier(raw->comm)) != MPI_SUCCESS) return err;
@@ -547,6 +746,13 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
 }
 
 // ---- operations ----
+
+// Compare-and-swap takes C integer, logical, byte and multi-language types.
+bool CasType(MPI_Datatype b) {
+  return !(b == MPI_FLOAT || b == MPI_DOUBLE || b == MPI_LONG_DOUBLE ||
+           b == MPI_C_FLOAT_COMPLEX || b == MPI_C_DOUBLE_COMPLEX ||
+           b == MPI_C_LONG_DOUBLE_COMPLEX || b > MPI_C_LONG_DOUBLE_COMPLEX);
+}
 
 enum class OpKind { kPut, kGet, kAcc, kGetAcc, kCas };
 
@@ -590,6 +796,116 @@ bool InAccessEpoch(Win& w, int t, bool request, std::string* why) {
   return false;
 }
 
+// A request already complete (MPI_PROC_NULL targets, shared-memory
+// operations).
+int DoneRequest(State& st, Win& w, const char* fn, MPI_Request* request) {
+  auto r = std::make_shared<MpiRequest>();
+  r->kind = MpiRequest::Kind::kDone;
+  r->fn = fn;
+  *request = st.requests.Add(std::move(r));
+  if (*request == MPI_REQUEST_NULL)
+    return WinError(w, MPI_ERR_INTERN, fn, "out of request handles");
+  return MPI_SUCCESS;
+}
+
+// Runs a checked operation on the shared-memory path: load/store in the
+// target's part of the segment, complete on return. `blocks` are the target
+// runs (byte offsets in its part), `tbytes` their total; `ot`/`rt` the
+// origin and result types, `basic` the accumulate's element type.
+void ShmIssue(Win& w, const OpArgs& a, const TypePtr& ot, const TypePtr& rt,
+              std::span<const RmaBlock> blocks, int64_t tbytes,
+              MPI_Datatype basic, bool no_origin) {
+  if (tbytes <= 0) return;
+  uint8_t* const base = static_cast<uint8_t*>(w.shared_bases[a.target]);
+  const size_t bytes = static_cast<size_t>(tbytes);
+  // The calling thread's buffers, their capacity kept (steady-state
+  // operations allocate nothing).
+  thread_local std::vector<uint8_t> packed_in, work, fetched;
+  // A contiguous target is one run, written or read in place.
+  uint8_t* const run = blocks.size() == 1 ? base + blocks[0].offset : nullptr;
+  auto gather = [&](uint8_t* to) {
+    for (const RmaBlock& b : blocks) {
+      std::memcpy(to, base + b.offset, static_cast<size_t>(b.bytes));
+      to += b.bytes;
+    }
+  };
+  auto scatter = [&](const uint8_t* from) {
+    for (const RmaBlock& b : blocks) {
+      std::memcpy(base + b.offset, from, static_cast<size_t>(b.bytes));
+      from += b.bytes;
+    }
+  };
+  // The origin's data, packed unless its type is contiguous.
+  auto origin_data = [&]() -> const uint8_t* {
+    if (ot->is_contiguous())
+      return static_cast<const uint8_t*>(a.origin) + ot->true_lb();
+    packed_in.resize(bytes);
+    ot->Pack(a.origin, a.origin_count, packed_in.data());
+    return packed_in.data();
+  };
+  // Packed bytes into a user buffer of `count` x `t`.
+  auto deliver = [&](const TypePtr& t, void* buf, int count,
+                     const uint8_t* from) {
+    if (t->is_contiguous()) {
+      std::memcpy(static_cast<uint8_t*>(buf) + t->true_lb(), from, bytes);
+    } else {
+      t->Unpack(from, tbytes, buf, count);
+    }
+  };
+  switch (a.kind) {
+    case OpKind::kPut: {
+      const uint8_t* from = origin_data();
+      if (run) {
+        std::memcpy(run, from, bytes);
+      } else {
+        scatter(from);
+      }
+      break;
+    }
+    case OpKind::kGet: {
+      void* into = const_cast<void*>(a.origin);
+      if (run) {
+        deliver(ot, into, a.origin_count, run);
+      } else {
+        work.resize(bytes);
+        gather(work.data());
+        deliver(ot, into, a.origin_count, work.data());
+      }
+      break;
+    }
+    case OpKind::kAcc:
+    case OpKind::kGetAcc: {
+      const uint8_t* in = no_origin ? nullptr : origin_data();
+      const bool fetch = a.kind == OpKind::kGetAcc;
+      if (fetch) fetched.resize(bytes);
+      if (!run) work.resize(bytes);
+      {
+        ShmAccGuard guard(w, a.target);
+        uint8_t* inout = run;
+        if (!run) {
+          gather(work.data());
+          inout = work.data();
+        }
+        if (fetch) std::memcpy(fetched.data(), inout, bytes);
+        ApplyAtTarget(nullptr, static_cast<uint32_t>(a.op),
+                      static_cast<uint32_t>(basic), in, inout, bytes);
+        if (!run) scatter(work.data());
+      }
+      if (fetch) deliver(rt, a.result, a.result_count, fetched.data());
+      break;
+    }
+    case OpKind::kCas: {
+      // One predefined element at blocks[0] (checked by the caller).
+      uint8_t* at = base + blocks[0].offset;
+      ShmAccGuard guard(w, a.target);
+      std::memcpy(a.result, at, bytes);
+      if (std::memcmp(at, a.compare, bytes) == 0)
+        std::memcpy(at, a.origin, bytes);
+      break;
+    }
+  }
+}
+
 int Issue(State& st, Win& w, const OpArgs& a) {
   const char* fn = a.fn;
   int err = MPI_SUCCESS;
@@ -616,15 +932,8 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   if (a.kind == OpKind::kGet) rt = ot;
   if (a.kind == OpKind::kCas) rt = ot;
   if (!CheckWinRank(w, a.target, fn, &err)) return err;
-  if (a.target == MPI_PROC_NULL) {
-    if (a.request) {
-      auto r = std::make_shared<MpiRequest>();
-      r->kind = MpiRequest::Kind::kDone;
-      r->fn = fn;
-      *a.request = st.requests.Add(std::move(r));
-    }
-    return MPI_SUCCESS;
-  }
+  if (a.target == MPI_PROC_NULL)
+    return a.request ? DoneRequest(st, w, fn, a.request) : MPI_SUCCESS;
   const int64_t tbytes = a.target_count * tt->size();
   if (!no_origin && ot && a.kind != OpKind::kGet && writes_origin &&
       a.origin_count * ot->size() != tbytes)
@@ -735,9 +1044,7 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                           " (compare-and-swap takes one predefined integer, "
                           "logical, byte or multi-language type)");
     const MPI_Datatype b = tt->handle();
-    if (b == MPI_FLOAT || b == MPI_DOUBLE || b == MPI_LONG_DOUBLE ||
-        b == MPI_C_FLOAT_COMPLEX || b == MPI_C_DOUBLE_COMPLEX ||
-        b == MPI_C_LONG_DOUBLE_COMPLEX || b > MPI_C_LONG_DOUBLE_COMPLEX)
+    if (!CasType(b))
       return WinError(w, MPI_ERR_TYPE, fn,
                       "datatype = " + TypeLabel(b) +
                           " (compare-and-swap takes C integer, logical, "
@@ -751,10 +1058,14 @@ int Issue(State& st, Win& w, const OpArgs& a) {
     std::string why;
     if (!InAccessEpoch(w, a.target, a.request != nullptr, &why))
       return WinError(w, MPI_ERR_RMA_SYNC, fn, why);
-    if (!w.spare.empty()) {
+    if (!w.shm && !w.spare.empty()) {
       p = std::move(w.spare.back());
       w.spare.pop_back();
     }
+  }
+  if (w.shm) {
+    ShmIssue(w, a, ot, rt, blocks, tbytes, basic, no_origin);
+    return a.request ? DoneRequest(st, w, fn, a.request) : MPI_SUCCESS;
   }
   if (p) {
     p->packed.clear();
@@ -862,7 +1173,11 @@ OpArgs WithRequest(OpArgs a, MPI_Request* request) {
   return a;
 }
 
+bool FastAtomic(MPI_Win h, const OpArgs& a);  // below
+
 int RunOp(MPI_Win win, const OpArgs& a) {
+  if (a.kind != OpKind::kPut && a.kind != OpKind::kGet && FastAtomic(win, a))
+    return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN(a.fn, win);
   if (a.wants_request && a.request == nullptr)
     return WinError(*w, MPI_ERR_ARG, kFn, "request is NULL");
@@ -872,6 +1187,126 @@ int RunOp(MPI_Win win, const OpArgs& a) {
                     "origin_addr, compare_addr and result_addr must not be "
                     "NULL");
   return Issue(*st, *w, a);
+}
+
+// ---- the shared-memory fast path ----
+//
+// MPI_Put and MPI_Get of contiguous predefined types, and the flushes, on a
+// window on the shared-memory path inside an open epoch: the window comes
+// from State::fast_wins (no table lock, no reference count, no
+// thread-local: MadMPI may be a shared library, where those cost a call),
+// the epoch from the atomics, and no engine call scope is taken (the
+// engine has no part in it). Anything else, every error included, takes
+// the full path, which checks and raises as before. (A window freed while
+// another thread uses it is erroneous in MPI.)
+
+Win* FastWin(MPI_Win h) {
+  State* st = Mpi();
+  if (st == nullptr || h <= 0) return nullptr;
+  Win* w = st->fast_wins[h % State::kFastWins].load(std::memory_order_acquire);
+  return w != nullptr && w->handle == h ? w : nullptr;
+}
+
+// An access epoch to window rank `t` is open (fence, lock or lock_all;
+// PSCW takes the full path).
+bool FastEpoch(const Win& w, int t) {
+  return w.lock_all.load(std::memory_order_relaxed) ||
+         w.locked[t].load(std::memory_order_relaxed) != 0 ||
+         w.fence_open.load(std::memory_order_relaxed);
+}
+
+// Where `bytes` bytes at `disp` of window rank `target` are, when they are
+// inside its window and an access epoch to it is open; else nullptr.
+uint8_t* FastTarget(Win& w, int target, MPI_Aint disp, int64_t bytes) {
+  int64_t lo = 0;
+  if (__builtin_mul_overflow(int64_t{disp}, int64_t{w.disp_units[target]},
+                             &lo) ||
+      lo > static_cast<int64_t>(w.sizes[target]) - bytes ||
+      !FastEpoch(w, target))
+    return nullptr;
+  return static_cast<uint8_t*>(w.shared_bases[target]) + lo;
+}
+
+// Done here (true) or to be done by the full path (false).
+bool FastPutGet(MPI_Win h, bool put, const void* origin, int origin_count,
+                MPI_Datatype origin_type, int target, MPI_Aint disp,
+                int target_count, MPI_Datatype target_type) {
+  Win* w = FastWin(h);
+  if (w == nullptr || target < 0 || target >= w->c->size || disp < 0 ||
+      origin_count < 0 || target_count < 0)
+    return false;
+  const Datatype* ot = Predefined(origin_type);
+  const Datatype* tt = Predefined(target_type);
+  if (ot == nullptr || tt == nullptr || !ot->is_contiguous() ||
+      !tt->is_contiguous() || ot->true_lb() != 0 || tt->true_lb() != 0)
+    return false;
+  const int64_t bytes = int64_t{target_count} * tt->size();
+  if (int64_t{origin_count} * ot->size() != bytes) return false;
+  uint8_t* at = FastTarget(*w, target, disp, bytes);
+  if (at == nullptr) return false;
+  if (bytes == 0) return true;
+  if (put) {
+    std::memcpy(at, origin, static_cast<size_t>(bytes));
+  } else {
+    std::memcpy(const_cast<void*>(origin), at, static_cast<size_t>(bytes));
+  }
+  return true;
+}
+
+// Accumulate, get-accumulate, fetch-and-op and compare-and-swap of one
+// contiguous predefined type (the same on every side; no MPI_NO_OP) under
+// the target's accumulate lock, without the full path's look-ups.
+bool FastAtomic(MPI_Win h, const OpArgs& a) {
+  if (a.request != nullptr || a.origin == nullptr) return false;
+  Win* w = FastWin(h);
+  if (w == nullptr || a.target < 0 || a.target >= w->c->size || a.disp < 0 ||
+      a.target_count <= 0 || a.origin_count != a.target_count ||
+      a.origin_type != a.target_type)
+    return false;
+  if (a.kind != OpKind::kAcc &&
+      (a.result == nullptr || a.result_count != a.target_count ||
+       a.result_type != a.target_type))
+    return false;
+  const Datatype* t = Predefined(a.target_type);
+  if (t == nullptr || !t->is_contiguous() || t->true_lb() != 0 ||
+      t->size() == 0 || a.target_type == MPI_SHORT_INT)
+    return false;
+  if (a.kind == OpKind::kCas) {
+    if (a.compare == nullptr || !CasType(a.target_type)) return false;
+  } else if (a.op == MPI_NO_OP || !IsPredefinedOp(a.op)) {
+    return false;
+  } else if (a.op != MPI_REPLACE) {
+    std::string why;
+    if (CheckOp(a.op, *t, &why) != MPI_SUCCESS) return false;
+  }
+  const int64_t bytes = int64_t{a.target_count} * t->size();
+  uint8_t* at = FastTarget(*w, a.target, a.disp, bytes);
+  if (at == nullptr) return false;
+  const size_t n = static_cast<size_t>(bytes);
+  ShmAccGuard guard(*w, a.target);
+  if (a.kind == OpKind::kCas) {
+    std::memcpy(a.result, at, n);
+    if (std::memcmp(at, a.compare, n) == 0) std::memcpy(at, a.origin, n);
+    return true;
+  }
+  if (a.kind == OpKind::kGetAcc) std::memcpy(a.result, at, n);
+  ApplyAtTarget(nullptr, static_cast<uint32_t>(a.op),
+                static_cast<uint32_t>(a.target_type), a.origin, at, n);
+  return true;
+}
+
+// A flush of window rank `rank` (-1: all) in an open passive-target epoch:
+// the operations are complete, a fence orders them.
+bool FastFlush(MPI_Win h, int rank) {
+  Win* w = FastWin(h);
+  if (w == nullptr) return false;
+  const bool all = w->lock_all.load(std::memory_order_relaxed);
+  const bool ok = rank == -1 ? all
+                  : rank >= 0 && rank < w->c->size &&
+                        (all || w->locked[rank].load(
+                                    std::memory_order_relaxed) != 0);
+  if (ok) std::atomic_thread_fence(std::memory_order_seq_cst);
+  return ok;
 }
 
 }  // namespace
@@ -914,9 +1349,11 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
                           int* disp_unit, void* baseptr) {
   RONDO_MPI_ENTER_WIN("MPI_Win_shared_query", win);
-  if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+  if (w->flavor != MPI_WIN_FLAVOR_SHARED && !w->shm)
     return WinError(*w, MPI_ERR_RMA_FLAVOR, kFn,
-                    "the window is not from MPI_Win_allocate_shared");
+                    "the window is not from MPI_Win_allocate_shared (nor "
+                    "an MPI_Win_allocate window on one node, on the "
+                    "shared-memory path)");
   if (size == nullptr || disp_unit == nullptr || baseptr == nullptr)
     return WinError(*w, MPI_ERR_ARG, kFn,
                     "size, disp_unit and baseptr must not be NULL");
@@ -992,6 +1429,11 @@ int PMPI_Win_free(MPI_Win* win) {
   }
   // Nobody accesses the memory once every member is here.
   if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  {
+    Win* mine = w.get();
+    st->fast_wins[*win % State::kFastWins].compare_exchange_strong(
+        mine, nullptr, std::memory_order_acq_rel);
+  }
   w->rma->Close();
   w->rma.reset();
   st->wins.Remove(*win);
@@ -1111,6 +1553,9 @@ int PMPI_Put(const void* origin_addr, int origin_count,
              MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
+  if (FastPutGet(win, true, origin_addr, origin_count, origin_datatype,
+                 target_rank, target_disp, target_count, target_datatype))
+    return MPI_SUCCESS;
   return RunOp(win, Args(OpKind::kPut, "MPI_Put", origin_addr, origin_count,
                          origin_datatype, target_rank, target_disp,
                          target_count, target_datatype));
@@ -1131,6 +1576,9 @@ int PMPI_Rput(const void* origin_addr, int origin_count,
 int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
+  if (FastPutGet(win, false, origin_addr, origin_count, origin_datatype,
+                 target_rank, target_disp, target_count, target_datatype))
+    return MPI_SUCCESS;
   return RunOp(win, Args(OpKind::kGet, "MPI_Get", origin_addr, origin_count,
                          origin_datatype, target_rank, target_disp,
                          target_count, target_datatype));
@@ -1234,8 +1682,20 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   const int e = Complete(*st, *w, -1);
   // MPI_MODE_NOPRECEDE and NOSUCCEED together: nothing before, nothing
   // after; no other rank can depend on this call, so no barrier.
-  if (!((assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED)))
-    if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+  // The shared-memory path's barrier is the segment's.
+  if (!((assert & MPI_MODE_NOPRECEDE) && (assert & MPI_MODE_NOSUCCEED))) {
+    if (!w->shm) {
+      if ((err = PMPI_Barrier(w->comm)) != MPI_SUCCESS) return err;
+    } else if (const int failed = ShmBarrier(*st, *w); failed >= 0) {
+      return WinError(*w, MPIX_ERR_PROC_FAILED, kFn,
+                      "rank " + std::to_string(failed) +
+                          " of the window failed before it reached the "
+                          "fence");
+    }
+  }
+  // (shared-memory path: the others' stores before the barrier are seen
+  // by this rank's loads after it)
+  if (w->shm) std::atomic_thread_fence(std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(w->mu);
     w->fence_open = (assert & MPI_MODE_NOSUCCEED) == 0;
@@ -1264,9 +1724,7 @@ int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   // With MPI_MODE_NOCHECK the origins do not wait for the post (they know
   // it happened), so none is sent.
   if (assert & MPI_MODE_NOCHECK) return MPI_SUCCESS;
-  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
-    (void)w->rma->Signal(job, kPostSignal, op);
-  });
+  PscwSignal(*st, *w, ranks, kPostSignal);
   return MPI_SUCCESS;
 }
 
@@ -1288,7 +1746,7 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     for (int r : ranks) {
       const int job = w->c->world[r];
       WaitFor(*st, [&] {
-        return w->rma->Signals(kPostSignal, job) > w->posts_used[job];
+        return PscwSignals(*w, kPostSignal, r) > w->posts_used[job];
       });
       ++w->posts_used[job];
     }
@@ -1310,9 +1768,7 @@ int PMPI_Win_complete(MPI_Win win) {
     ranks = w->start_ranks;
   }
   const int e = Complete(*st, *w, -1);
-  (void)ForRanks(*st, *w, &ranks, [&](int job, RmaOp& op) {
-    (void)w->rma->Signal(job, kCompleteSignal, op);
-  });
+  PscwSignal(*st, *w, ranks, kCompleteSignal);
   std::lock_guard<std::mutex> lock(w->mu);
   w->started = false;
   w->start_ranks.clear();
@@ -1324,7 +1780,7 @@ namespace {
 bool AllCompleted(Win& w) {
   for (int r : w.post_ranks) {
     const int job = w.c->world[r];
-    if (w.rma->Signals(kCompleteSignal, job) <= w.completes_used[job])
+    if (PscwSignals(w, kCompleteSignal, r) <= w.completes_used[job])
       return false;
   }
   return true;
@@ -1371,9 +1827,20 @@ int PMPI_Win_test(MPI_Win win, int* flag) {
 namespace {
 // The lock protocol with one target: lock_type MPI_LOCK_SHARED or
 // _EXCLUSIVE, or 0 to unlock (skipped with MPI_MODE_NOCHECK).
+// `exclusive` tells an unlock which lock it releases.
 int LockOne(State& st, Win& w, int rank, bool nocheck, int lock_type,
-            const char* fn) {
+            const char* fn, bool exclusive = false) {
   if (nocheck) return MPI_SUCCESS;
+  if (w.shm) {
+    if (lock_type == 0) {
+      ShmUnlock(w, rank, exclusive);
+    } else if (const int failed =
+                   ShmLock(st, w, rank, lock_type == MPI_LOCK_EXCLUSIVE);
+               failed >= 0) {
+      return ShmLockFailed(w, failed, fn);
+    }
+    return MPI_SUCCESS;
+  }
   const std::vector<int> one{rank};
   const bool ok = ForRanks(st, w, &one, [&](int job, RmaOp& op) {
     if (lock_type == 0) {
@@ -1434,7 +1901,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
   RONDO_MPI_ENTER_WIN("MPI_Win_unlock", win);
   if (!CheckWinRank(*w, rank, kFn, &err)) return err;
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-  bool nocheck;
+  bool nocheck, exclusive;
   {
     std::lock_guard<std::mutex> lock(w->mu);
     if (w->locked[rank] == 0)
@@ -1447,9 +1914,10 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
                                        : "") +
                           ")");
     nocheck = w->lock_nocheck[rank];
+    exclusive = w->locked[rank] == MPI_LOCK_EXCLUSIVE;
   }
   int e = Complete(*st, *w, rank);
-  const int u = LockOne(*st, *w, rank, nocheck, /*unlock=*/0, kFn);
+  const int u = LockOne(*st, *w, rank, nocheck, /*unlock=*/0, kFn, exclusive);
   std::lock_guard<std::mutex> lock(w->mu);
   w->locked[rank] = 0;
   --w->locks;
@@ -1472,6 +1940,16 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
     w->lock_all_nocheck = nocheck;
   }
   if (nocheck) return MPI_SUCCESS;
+  if (w->shm) {
+    for (int r = 0; r < w->c->size; ++r)
+      if (const int failed = ShmLock(*st, *w, r, false); failed >= 0) {
+        for (int taken = 0; taken < r; ++taken) ShmUnlock(*w, taken, false);
+        std::lock_guard<std::mutex> lock(w->mu);
+        w->lock_all = false;
+        return ShmLockFailed(*w, failed, kFn);
+      }
+    return MPI_SUCCESS;
+  }
   if (!ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
         (void)w->rma->Lock(job, /*exclusive=*/false, op);
       }))
@@ -1492,10 +1970,13 @@ int PMPI_Win_unlock_all(MPI_Win win) {
     nocheck = w->lock_all_nocheck;
   }
   const int e = Complete(*st, *w, -1);
-  if (!nocheck)
+  if (!nocheck && w->shm) {
+    for (int r = 0; r < w->c->size; ++r) ShmUnlock(*w, r, false);
+  } else if (!nocheck) {
     (void)ForRanks(*st, *w, nullptr, [&](int job, RmaOp& op) {
       (void)w->rma->Unlock(job, op);
     });
+  }
   std::lock_guard<std::mutex> lock(w->mu);
   w->lock_all = false;
   return e;
@@ -1522,6 +2003,7 @@ int FlushCommon(State& st, Win& w, int rank, const char* fn) {
 }  // namespace
 
 int PMPI_Win_flush(int rank, MPI_Win win) {
+  if (FastFlush(win, rank)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush", win);
   if (!CheckWinRank(*w, rank, kFn, &err)) return err;
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
@@ -1529,6 +2011,7 @@ int PMPI_Win_flush(int rank, MPI_Win win) {
 }
 
 int PMPI_Win_flush_local(int rank, MPI_Win win) {
+  if (FastFlush(win, rank)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush_local", win);
   if (!CheckWinRank(*w, rank, kFn, &err)) return err;
   if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
@@ -1536,11 +2019,13 @@ int PMPI_Win_flush_local(int rank, MPI_Win win) {
 }
 
 int PMPI_Win_flush_all(MPI_Win win) {
+  if (FastFlush(win, -1)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush_all", win);
   return FlushCommon(*st, *w, -1, kFn);
 }
 
 int PMPI_Win_flush_local_all(MPI_Win win) {
+  if (FastFlush(win, -1)) return MPI_SUCCESS;
   RONDO_MPI_ENTER_WIN("MPI_Win_flush_local_all", win);
   return FlushCommon(*st, *w, -1, kFn);
 }

@@ -19,17 +19,44 @@
  *                          within 3 s (run with neither progress threads
  *                          nor the timer): shows that the check can fail.
  *
+ * The fence, datatype and PSCW checks run twice: on MPI_Win_create windows
+ * (Rondo: active messages) and on MPI_Win_allocate windows (Rondo on one
+ * node: the shared-memory path, load/store in one segment, unless
+ * RONDO_RMA_SHM=0). test_shm_path checks which path Rondo took.
+ *
  * Against Open MPI (the reference) the bad-input checks that name Rondo's
  * messages are left out (RONDO_MPI). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "check.h"
 
 static int rank, size;
+
+/* Windows of the fence, datatype and PSCW checks: MPI_Win_create over the
+ * caller's memory (0) or MPI_Win_allocate (1). */
+static int g_allocate = 0;
+
+/* A window of `bytes` bytes starting with `init`'s contents: over `init`
+ * itself, or allocated (then filled from `init`). Returns its memory. */
+static void* make_win(void* init, MPI_Aint bytes, int disp_unit,
+                      MPI_Win* win) {
+  void* mem = init;
+  if (g_allocate) {
+    check_rc("Win_allocate", MPI_Win_allocate(bytes, disp_unit, MPI_INFO_NULL,
+                                              MPI_COMM_WORLD, &mem, win));
+    memcpy(mem, init, (size_t)bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    check_rc("Win_create", MPI_Win_create(init, bytes, disp_unit,
+                                          MPI_INFO_NULL, MPI_COMM_WORLD, win));
+  }
+  return mem;
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -43,11 +70,10 @@ static double now_s(void) {
 static void test_fence(void) {
   chk_context("fence");
   int n = 2 * size + 4;
-  int* mem = chk_malloc(sizeof(int) * n);
-  for (int i = 0; i < n; ++i) mem[i] = -1;
+  int* init = chk_malloc(sizeof(int) * n);
+  for (int i = 0; i < n; ++i) init[i] = -1;
   MPI_Win win;
-  check_rc("Win_create", MPI_Win_create(mem, sizeof(int) * n, sizeof(int),
-                                        MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+  int* mem = make_win(init, sizeof(int) * n, sizeof(int), &win);
   check_rc("fence (open)", MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
   for (int t = 0; t < size; ++t)
     check_rc("Put", MPI_Put(&rank, 1, MPI_INT, t, rank, 1, MPI_INT, win));
@@ -69,18 +95,17 @@ static void test_fence(void) {
   check_rc("Win_free", MPI_Win_free(&win));
   check_true("Win_free sets MPI_WIN_NULL", win == MPI_WIN_NULL);
   free(got);
-  free(mem);
+  free(init);
 }
 
 /* Derived datatypes on both sides: a vector on the target, a contiguous
  * origin; then a vector origin into a contiguous target. */
 static void test_datatypes(void) {
   chk_context("datatypes");
-  int mem[32];
-  for (int i = 0; i < 32; ++i) mem[i] = -1;
+  int init[32];
+  for (int i = 0; i < 32; ++i) init[i] = -1;
   MPI_Win win;
-  MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                 &win);
+  int* mem = make_win(init, sizeof init, sizeof(int), &win);
   MPI_Datatype every_other, pairs;
   MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
   MPI_Type_commit(&every_other);
@@ -129,10 +154,9 @@ static void test_datatypes(void) {
  * neighbour and accessing its right one. */
 static void test_pscw(void) {
   chk_context("pscw");
-  int mem[4] = {-1, -1, -1, -1};
+  int init[4] = {-1, -1, -1, -1};
   MPI_Win win;
-  MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                 &win);
+  int* mem = make_win(init, sizeof init, sizeof(int), &win);
   MPI_Group world, lg, rg;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -394,6 +418,85 @@ static void test_shared(void) {
   MPI_Comm_free(&node);
 }
 
+#ifdef RONDO_MPI
+/* Which path Rondo took: on one node an MPI_Win_allocate window is on the
+ * shared-memory path (info "rondo_rma_path" = "shm", and
+ * MPI_Win_shared_query gives every rank's memory, which a store reaches)
+ * unless RONDO_RMA_SHM=0; an MPI_Win_create window always on active
+ * messages ("am"). */
+static void test_shm_path(void) {
+  chk_context("shm path");
+  const char* env = getenv("RONDO_RMA_SHM");
+  const int expect_shm = !(env && strcmp(env, "0") == 0);
+  long long* mine;
+  MPI_Win win;
+  check_rc("Win_allocate", MPI_Win_allocate(2 * sizeof(long long),
+                                            sizeof(long long), MPI_INFO_NULL,
+                                            MPI_COMM_WORLD, &mine, &win));
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  mine[0] = mine[1] = -1;
+  MPI_Info used;
+  char value[MPI_MAX_INFO_VAL] = "";
+  int flag = 0;
+  MPI_Win_get_info(win, &used);
+  MPI_Info_get(used, "rondo_rma_path", MPI_MAX_INFO_VAL - 1, value, &flag);
+  MPI_Info_free(&used);
+  check_true("rondo_rma_path reported", flag);
+  check_str("rondo_rma_path of Win_allocate", expect_shm ? "shm" : "am",
+            value);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  MPI_Aint rsize = -1;
+  int rdu = -1;
+  long long* rbase = NULL;
+  int rc = MPI_Win_shared_query(win, right, &rsize, &rdu, &rbase);
+  if (expect_shm) {
+    check_rc("Win_shared_query on a Win_allocate window", rc);
+    check_ll("right's size", 2 * sizeof(long long), rsize);
+    check_true("right's base", rbase != NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* A store through the pointer, seen by the owner. */
+    if (rbase) rbase[1] = 7000 + rank;
+    MPI_Win_sync(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    check_ll("store through shared_query's pointer", 7000 + left, mine[1]);
+  } else {
+    check_ll("Win_shared_query on an AM window", MPI_ERR_RMA_FLAVOR,
+             rc == MPI_SUCCESS ? MPI_SUCCESS : (MPI_Error_class(rc, &rc), rc));
+  }
+  /* The checks hold on either path. */
+  long long v = 1;
+  check_error("Put outside an epoch",
+              MPI_Put(&v, 1, MPI_LONG_LONG, right, 0, 1, MPI_LONG_LONG, win),
+              MPI_ERR_RMA_SYNC, "no access epoch");
+  MPI_Win_lock_all(0, win);
+  check_error("Put past the window",
+              MPI_Put(&v, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win),
+              MPI_ERR_RMA_RANGE, "target_disp = 2");
+  check_error("Get_accumulate with mismatched types",
+              MPI_Get_accumulate(&v, 1, MPI_LONG_LONG, &v, 1, MPI_INT, right,
+                                 0, 1, MPI_LONG_LONG, MPI_SUM, win),
+              MPI_ERR_TYPE, "result_count");
+  check_error("flush of a rank outside the window",
+              MPI_Win_flush(size, win), MPI_ERR_RANK, "rank");
+  check_error("exclusive lock inside lock_all",
+              MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win),
+              MPI_ERR_RMA_SYNC, "already locked");
+  MPI_Win_unlock_all(win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+  /* MPI_Win_create windows stay on active messages. */
+  long long mem[2] = {0, 0};
+  MPI_Win_create(mem, sizeof mem, sizeof(long long), MPI_INFO_NULL,
+                 MPI_COMM_WORLD, &win);
+  MPI_Win_get_info(win, &used);
+  MPI_Info_get(used, "rondo_rma_path", MPI_MAX_INFO_VAL - 1, value, &flag);
+  MPI_Info_free(&used);
+  check_str("rondo_rma_path of Win_create", "am", value);
+  MPI_Win_free(&win);
+}
+#endif
+
 /* Dynamic windows: attach, exchange addresses, put, detach. */
 static void test_dynamic(void) {
   chk_context("dynamic");
@@ -629,9 +732,14 @@ int main(int argc, char** argv) {
   } else if (argc > 1 && strcmp(argv[1], "--passive-no-progress") == 0) {
     test_passive(0);
   } else {
-    test_fence();
-    test_datatypes();
-    test_pscw();
+    for (g_allocate = 0; g_allocate < 2; ++g_allocate) {
+      test_fence();
+      test_datatypes();
+      test_pscw();
+    }
+#ifdef RONDO_MPI
+    test_shm_path();
+#endif
     test_locks();
     test_lock_all();
     test_attributes();

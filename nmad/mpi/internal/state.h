@@ -492,6 +492,14 @@ class State {
   coll::Algorithm forced[coll::kNumCollectives] = {};
   uint64_t segment_bytes = 64 * 1024;
   int radix = 4;
+  // RONDO_RMA_SHM: one-node MPI_Win_allocate(_shared) windows by
+  // load/store in a shared segment (win.cc), else active messages.
+  bool rma_shm = true;
+  // Windows on the shared-memory path by handle % kFastWins, for win.cc's
+  // fast path (FastWin): set at creation, cleared before the window is
+  // destroyed; a window whose slot another took uses the full path.
+  static constexpr int kFastWins = 16;
+  std::atomic<Win*> fast_wins[kFastWins] = {};
   // RONDO_SPLIT_S (auto|<int>), for the split-tree collectives.
   coll::SplitOptions split_options;
 
