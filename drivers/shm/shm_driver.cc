@@ -21,14 +21,24 @@ namespace {
 
 constexpr int kDrainBudget = 64;  // frames per peer per Poll
 
-sockaddr_un DoorbellAddress(uint64_t nonce, int local, socklen_t* len) {
+// Writes the doorbell name into `buf` (NUL-terminated) and returns its
+// length. Allocates nothing: RingDoorbell calls it on the message path,
+// whenever the peer sleeps.
+int FormatDoorbellName(char* buf, size_t size, uint64_t nonce,
+                       int local) noexcept {
+  const int n = std::snprintf(buf, size, "rondo-shm-%016llx-%d",
+                              static_cast<unsigned long long>(nonce), local);
+  return std::clamp(n, 0, static_cast<int>(size) - 1);
+}
+
+sockaddr_un DoorbellAddress(uint64_t nonce, int local,
+                            socklen_t* len) noexcept {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  const std::string name = DoorbellName(nonce, local);
   // Abstract namespace: a leading NUL, no file, gone with the socket.
-  std::memcpy(a.sun_path + 1, name.data(), name.size());
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
-                                name.size());
+  const int n = FormatDoorbellName(a.sun_path + 1, sizeof a.sun_path - 1,
+                                   nonce, local);
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
   return a;
 }
 
@@ -53,9 +63,8 @@ uint32_t RingCellsFor(size_t max_packet) {
 
 std::string DoorbellName(uint64_t nonce, int local) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "rondo-shm-%016llx-%d",
-                static_cast<unsigned long long>(nonce), local);
-  return buf;
+  const int n = FormatDoorbellName(buf, sizeof buf, nonce, local);
+  return std::string(buf, n);
 }
 
 ShmDriver::ShmDriver(std::shared_ptr<ShmSegment> segment,
