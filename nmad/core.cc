@@ -137,6 +137,9 @@ using PeerRecvState = ReorderWindow<Stashed>;
 
 // A session: its send side at the gates (SessionQueues: id, strategy,
 // queue per gate), matching, handlers.
+// Match bins each session makes at open (MatchQueues::Reserve).
+constexpr size_t kReservedMatchBins = 64;
+
 struct SessionState : SessionQueues {
   Session handle;
   std::string name;
@@ -1627,6 +1630,11 @@ Result<Session*> Core::OpenSession(std::string_view name,
     s->strategy = s->owned_strategy.get();
     s->from.resize(c.size);
     s->out.assign(c.size, nullptr);
+    // Match bins for the keys in use at once (collectives number their
+    // tags per call; a peer running ahead keeps a few more alive): made
+    // now, so that a late new peak allocates nothing
+    // (tests/mpi/coll_alloc_check.c).
+    s->match.Reserve(internal::kReservedMatchBins);
     s->handle.core_ = &c;
     s->handle.impl_ = s.get();
     st = s.get();

@@ -36,6 +36,20 @@ void MatchQueues::BeforeAdd(MatchBin* b) noexcept {
   --idle_count_;
 }
 
+void MatchQueues::Reserve(size_t n) {
+  bins_.reserve(n);
+  // Placeholder keys have the top bit set: a real key's source is >= 0, so
+  // they never collide with one, and a new key re-keys them like any idle
+  // bin.
+  for (uint64_t i = 0; bins_.size() < n; ++i) {
+    const uint64_t key = (uint64_t{1} << 63) | i;
+    auto [it, inserted] = bins_.try_emplace(key);
+    if (!inserted) continue;
+    it->second.key = key;
+    AfterRemove(&it->second);
+  }
+}
+
 MatchBin* MatchQueues::BinFor(int source, int tag) {
   const uint64_t key = Key(source, tag);
   if (last_bin_ != nullptr && last_key_ == key) return last_bin_;

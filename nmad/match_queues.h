@@ -19,7 +19,10 @@
 // takes the oldest idle bin (its hash node re-keyed, no allocation), so
 // keys that change all the time (collectives number their tags) do not
 // allocate either, and the map never holds more bins than the most keys
-// ever in use at once.
+// ever in use at once. Reserve(n) makes n idle bins up front (and the
+// map's buckets for them), so that a steady state whose peak of keys in use
+// at once is reached late (timing: a peer running ahead by one more call)
+// allocates nothing either.
 //
 // No driver, no locks: the caller serializes (nmad holds the session lock).
 #ifndef RONDO_NMAD_MATCH_QUEUES_H_
@@ -80,8 +83,14 @@ class MatchQueues {
   MatchQueues(const MatchQueues&) = delete;
   MatchQueues& operator=(const MatchQueues&) = delete;
 
+  // Makes idle bins until the map holds at least `n`, and buckets for `n`
+  // keys: the first `n` keys in use at once then allocate nothing. Set-up
+  // time (allocates; std::bad_alloc).
+  void Reserve(size_t n);
+
   // Appends `r` (source >= 0 or kMatchAnySource, tag >= 0 or kMatchAnyTag)
-  // to the posted receives. May allocate a bin for a new (source, tag).
+  // to the posted receives. May allocate a bin for a new (source, tag)
+  // when no idle bin is left.
   void Post(PostedReceive* r);
   // The earliest posted receive matching a message from `peer` with `tag`
   // (both >= 0), removed unless `peek`; null when none matches.

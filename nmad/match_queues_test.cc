@@ -177,6 +177,44 @@ TEST_CASE("steady state keeps its bin; new keys re-key idle bins") {
   CHECK(q.posted() == 0);
 }
 
+TEST_CASE("reserved bins are re-keyed: no growth up to the reserve") {
+  MatchQueues q;
+  q.Reserve(8);
+  CHECK(q.bins() == 8);
+  CHECK(q.idle_bins() == 8);
+  q.Reserve(4);  // already more: nothing
+  CHECK(q.bins() == 8);
+  std::vector<std::unique_ptr<Recv>> rs;
+  std::vector<std::unique_ptr<Msg>> ms;
+  std::vector<Recv*> live;
+  // Eight keys in use at once (posted receives and unexpected messages
+  // alike) fit in the reserve, over and over with new tags.
+  for (int round = 0; round < 100; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      live.push_back(MakeRecv(rs, i, round * 8 + i, i));
+      q.Post(live.back());
+    }
+    std::vector<Msg*> arrived;
+    for (int i = 4; i < 8; ++i) {
+      arrived.push_back(MakeMsg(ms, i, round * 8 + i, i));
+      q.Arrive(arrived.back());
+    }
+    CHECK(q.bins() == 8);
+    CHECK(q.idle_bins() == 0);
+    for (int i = 0; i < 4; ++i)
+      REQUIRE(q.MatchMessage(i, round * 8 + i) == live[i]);
+    for (int i = 4; i < 8; ++i)
+      REQUIRE(q.MatchReceive(i, round * 8 + i, true) == arrived[i - 4]);
+    live.clear();
+    CHECK(q.idle_bins() == 8);
+  }
+  CHECK(q.bins() == 8);
+  // A ninth key at once grows the map by one bin.
+  for (int i = 0; i < 9; ++i) q.Post(MakeRecv(rs, 1, 5000 + i, i));
+  CHECK(q.bins() == 9);
+  CHECK(q.posted() == 9);
+}
+
 // The naive model: two vectors in order, linear scans.
 struct Model {
   struct R {

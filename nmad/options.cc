@@ -83,9 +83,10 @@ std::vector<Var> MakeTable() {
        [](const NmadOptions& o) {
          return std::string(o.ucx_peer_errors ? "1" : "0");
        }},
-      {"RONDO_SHM", "0", "0|1",
+      {"RONDO_SHM", "1", "0|1",
        "rail 0 reaches this node's ranks through Rondo's shared-memory "
-       "driver (0: through UCX's shared memory)",
+       "driver and the other nodes' through UCX (0: UCX for every peer, "
+       "its own shared memory on one node)",
        [](NmadOptions& o, const std::string& v) {
          o.shm = engine::ParseBool(v);
        },

@@ -37,9 +37,9 @@ struct NmadOptions {
   // Rail 0 reaches the ranks of this node through Rondo's shared-memory
   // driver (drivers/shm, docs/shm.md) and the others through UCX
   // (RONDO_SHM); false: UCX for every peer (its own shared memory on one
-  // node). Off by default until it is measured faster than UCX's on the
-  // small cases (docs/shm.md has the figures).
-  bool shm = false;
+  // node). On by default: faster than UCX's on the message rate and level
+  // elsewhere, allocation-free like it (docs/shm.md has the figures).
+  bool shm = true;
   // How long Finalize waits for endpoints to flush (RONDO_CLOSE_TIMEOUT_MS).
   int close_timeout_ms = 2000;
   // A rendezvous send to another process posts its data parts with the

@@ -94,7 +94,7 @@ TEST_CASE("Defaults", "[options]") {
   CHECK(o.rails == std::vector<std::string>{"ucx"});
   CHECK(o.rail_bandwidth_mbps.empty());
   CHECK_FALSE(o.ucx_peer_errors);
-  CHECK_FALSE(o.shm);
+  CHECK(o.shm);  // Rondo's shared memory for the node's ranks (issue 28)
   CHECK(o.close_timeout_ms == 2000);
   CHECK_NOTHROW(o.Validate());
 
@@ -277,6 +277,11 @@ TEST_CASE("RONDO_UCX_PEER_ERRORS", "[options]") {
 }
 
 TEST_CASE("RONDO_SHM", "[options]") {
+  {
+    Env env;
+    env.Unset("RONDO_SHM");
+    CHECK(NmadOptions::FromEnvironment().shm);  // the default
+  }
   for (const char* on : {"1", "true", "yes", "on"}) {
     Env env;
     env.Set("RONDO_SHM", on);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # rondo-info inside a 2-rank job: each rank's rails, what wakes its
 # background progress, and the measured cost of an idle pass with the
-# period it runs at (issue 27: the fallback's cost is printed).
+# period it runs at (issue 27: the fallback's cost is printed); the default
+# rail to a peer on this node is shm, and ucx with RONDO_SHM=0 (issue 28).
 set -euo pipefail
 RUN=$1
 INFO=$2
@@ -21,4 +22,10 @@ for r in 0 1; do
   [[ $pct =~ ^[0-9]+\.[0-9]+$ ]] || fail "rank $r share '$pct'"
   grep -Eq "runs every ([0-9]+ us|20 ms \(the safety net\))" <<<"$line" || fail "rank $r period"
 done
+# The defaults carry a peer on this node through Rondo's shared-memory
+# driver (RONDO_SHM=1, issue 28), the rank itself through loopback.
+grep -Eq "^rank 0 rails: 0=loopback 1=shm$" <<<"$out" || fail "rank 0 does not reach rank 1 through shm by default"
+grep -Eq "^rank 1 rails: 0=shm 1=loopback$" <<<"$out" || fail "rank 1 does not reach rank 0 through shm by default"
+out0=$(RONDO_SHM=0 "$RUN" -n 2 --timeout 120 "$INFO" 2>&1) || fail "RONDO_SHM=0 rondo-run -n 2 rondo-info failed: $out0"
+grep -Eq "^rank 0 rails: 0=loopback 1=ucx$" <<<"$out0" || fail "RONDO_SHM=0: rank 0 does not reach rank 1 through ucx: $out0"
 echo PASS

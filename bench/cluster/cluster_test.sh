@@ -22,7 +22,7 @@
 # from fifos with bounded timeouts.
 set -uo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
-CLUSTER=$1 NETTOOL=$2 RUN=$3 CHECK=$4 MPI_HOSTS_C=$5
+CLUSTER=$1 NETTOOL=$2 RUN=$3 CHECK=$4 MPI_HOSTS_C=$5 INFO=$6
 for f in "$CLUSTER" "$NETTOOL" "$RUN" "$CHECK" "$MPI_HOSTS_C"; do
   [[ -e $f ]] || { echo "FAIL: $f not found"; exit 1; }
 done
@@ -442,6 +442,23 @@ for r in 0 1; do
 done
 [[ -z $(namespaces_of "${P}r") && -z $(cgroups_of "${P}r") ]] || fail "run left $(namespaces_of "${P}r") $(cgroups_of "${P}r") after a failing command"
 ok "run exports the wrapper (cluster.sh exec), CLUSTER_HOST_CPUS, CLUSTER_SH and UCX settings; rondo-run's ranks land on their hosts' cores; exits with the command's status, and cleans up after a failure"
+
+# ---- rails by locality: shm inside a host, UCX (TCP) across (issue 28) ----
+# Two hosts with two ranks each, the defaults otherwise: a host's ranks
+# share a segment (the node key holds the network namespace), the other
+# host's are reached through UCX and never see it.
+printf '%s\n' '#!/bin/sh' '# Ranks 2h and 2h+1 on host h.' 'r=$1' 'shift' \
+  'exec "$CLUSTER_SH" exec $((r / 2)) --prefix "$CLUSTER_PREFIX" -- "$@"' >"$TMP/two_per_host.sh"
+chmod +x "$TMP/two_per_host.sh"
+"$CLUSTER" run 2 --prefix "${P}s" -- env RONDO_PROGRESS=none UCX_MEM_MMAP_HOOK_MODE=none \
+  timeout 120 "$RUN" -n 4 --timeout 100 --rank-wrapper "$TMP/two_per_host.sh {rank}" "$INFO" \
+  >"$OUT" 2>"$ERR" || fail "rondo-info on 2 hosts x 2 ranks failed: $(cat "$OUT" "$ERR")"
+for want in "rank 0 rails: 0=loopback 1=shm 2=ucx 3=ucx" "rank 1 rails: 0=shm 1=loopback 2=ucx 3=ucx" \
+  "rank 2 rails: 0=ucx 1=ucx 2=loopback 3=shm" "rank 3 rails: 0=ucx 1=ucx 2=shm 3=loopback"; do
+  grep -qx "$want" "$OUT" || fail "rails by locality: no '$want' in: $(grep rails "$OUT")"
+done
+[[ -z $(namespaces_of "${P}s") ]] || fail "the rails job left $(namespaces_of "${P}s")"
+ok "2 hosts x 2 ranks with the defaults: shm inside each host, ucx across (rondo-info)"
 
 # ---- no cpuset cgroup: CPU affinity only, with a warning ----
 CLUSTER_NO_CGROUP=1 "$CLUSTER" run 2 --prefix "${P}n" --cpus-per-host 1 -- \

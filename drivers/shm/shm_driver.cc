@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -21,14 +22,24 @@ namespace {
 
 constexpr int kDrainBudget = 64;  // frames per peer per Poll
 
-sockaddr_un DoorbellAddress(uint64_t nonce, int local, socklen_t* len) {
+// Writes the doorbell name into `buf` (NUL-terminated) and returns its
+// length. Allocates nothing: RingDoorbell calls it on the message path,
+// whenever the peer sleeps.
+int FormatDoorbellName(char* buf, size_t size, uint64_t nonce,
+                       int local) noexcept {
+  const int n = std::snprintf(buf, size, "rondo-shm-%016llx-%d",
+                              static_cast<unsigned long long>(nonce), local);
+  return std::clamp(n, 0, static_cast<int>(size) - 1);
+}
+
+sockaddr_un DoorbellAddress(uint64_t nonce, int local,
+                            socklen_t* len) noexcept {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  const std::string name = DoorbellName(nonce, local);
   // Abstract namespace: a leading NUL, no file, gone with the socket.
-  std::memcpy(a.sun_path + 1, name.data(), name.size());
-  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 +
-                                name.size());
+  const int n = FormatDoorbellName(a.sun_path + 1, sizeof a.sun_path - 1,
+                                   nonce, local);
+  *len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
   return a;
 }
 
@@ -53,9 +64,8 @@ uint32_t RingCellsFor(size_t max_packet) {
 
 std::string DoorbellName(uint64_t nonce, int local) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "rondo-shm-%016llx-%d",
-                static_cast<unsigned long long>(nonce), local);
-  return buf;
+  const int n = FormatDoorbellName(buf, sizeof buf, nonce, local);
+  return std::string(buf, n);
 }
 
 ShmDriver::ShmDriver(std::shared_ptr<ShmSegment> segment,
@@ -140,12 +150,38 @@ Status ShmDriver::Init(std::string* error) {
       wake_set_fd_ = -1;
     }
   }
+  PrefaultRings();
   RankSlot& slot = segment_->slot(options_.local);
   slot.rank.store(options_.self, std::memory_order_relaxed);
   slot.doorbell.store(0, std::memory_order_relaxed);
   slot.pid.store(options_.pid != 0 ? options_.pid : getpid(),
                  std::memory_order_release);
   return Status::kOk;
+}
+
+void ShmDriver::PrefaultRings() noexcept {
+#ifdef MADV_POPULATE_WRITE
+  // The rings this rank writes and reads are mapped now rather than page
+  // by page as the FIFOs first go round (a steady state whose resident
+  // memory grows over its first thousand messages looks like a leak:
+  // tests/mpi/pcoll_check's RSS bound). MADV_POPULATE_WRITE faults the
+  // pages in without touching their contents, so a peer already writing
+  // is not disturbed; kernels before 5.14 refuse it and keep the lazy
+  // faults.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = size_t{segment_->ring_cells()} * kCellBytes;
+  auto populate = [&](Cell* ring) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(ring) & ~(page - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(ring) + bytes;
+    (void)madvise(reinterpret_cast<void*>(begin), end - begin,
+                  MADV_POPULATE_WRITE);
+  };
+  for (int j = 0; j < segment_->local_size(); ++j) {
+    if (j == options_.local) continue;
+    populate(segment_->ring(options_.local, j));
+    populate(segment_->ring(j, options_.local));
+  }
+#endif
 }
 
 ShmDriver::~ShmDriver() {

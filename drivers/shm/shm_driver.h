@@ -165,6 +165,8 @@ class ShmDriver final : public Driver {
   ShmDriver(std::shared_ptr<ShmSegment> segment,
             const ShmDriverOptions& options);
   Status Init(std::string* error);
+  // Maps the pages of the rings to and from every other local rank.
+  void PrefaultRings() noexcept;
   Peer* PeerOf(int peer) noexcept;
   // Writes one frame to `p` if the FIFO has room (kOk) else kNoResource.
   Status TryWrite(Peer& p, FrameType type, const iovec* iov, int iovcnt,
