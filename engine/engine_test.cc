@@ -31,8 +31,6 @@ EngineOptions Options(const std::string& topology, const std::string& progress,
   return o;
 }
 
-TaskResult Nothing(void*) noexcept { return TaskResult::kDone; }
-
 struct Probe {
   std::atomic<int> runs{0};
   std::atomic<int> os_cpu{-1};
