@@ -41,7 +41,7 @@ for n in sizes:
 ov = load(sys.argv[2], "overlap_p2p")
 for side in ("send", "recv", "both"):
     for n in (32768, 1048576):
-        for mode in ("no_progress", "thread", "timer"):
+        for mode in ("default", "no_progress", "thread", "timer", "kernel"):
             c = f"overlap:{side}:{n}:{mode}"
             assert c in ov, f"missing {c}"
             r = ov[c]
