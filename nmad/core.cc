@@ -51,6 +51,7 @@
 #include "nmad/dynamic_bcast_client.h"
 #include "nmad/failures.h"
 #include "nmad/match_queues.h"
+#include "nmad/node.h"
 #include "nmad/packet_builder.h"
 #include "nmad/pool.h"
 #include "nmad/rail.h"
@@ -901,7 +902,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     if (tag < 0 || (buf == nullptr && len > 0)) return Status::kInvalidArgument;
     if (req.state_.load(std::memory_order_acquire) == Request::kPending)
       return Status::kBusy;
-    if (len <= kShortMax && len <= options.eager_limit && !synchronous &&
+    const size_t eager_limit = gates[dest]->eager_limit;
+    if (len <= kShortMax && len <= eager_limit && !synchronous &&
         !s->strategy->defers_sends() &&
         TrySendShort(s, dest, tag, buf, len, req))
       return Status::kOk;
@@ -914,7 +916,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     op->data = static_cast<const uint8_t*>(buf);
     op->len = len;
     op->req = &req;
-    if (len <= options.eager_limit && !synchronous) {
+    if (len <= eager_limit && !synchronous) {
       op->kind = ChunkKind::kData;
       op->wire_bytes = wire::ChunkHeaderSize(ChunkKind::kData) + len;
     } else {
@@ -1462,6 +1464,15 @@ Result<std::unique_ptr<Core>> Core::Create(
         s != Status::kOk)
       return fail(s, "nmad: bootstrap Put failed");
   }
+  // The node each rank is on (nmad/node.h: emulated hosts are nodes of
+  // their own), for the eager limit to its rank.
+  const std::string node = NodeKey();
+  if (Status s = c.bootstrap->Put(
+          "nmad.node", std::span<const uint8_t>(
+                           reinterpret_cast<const uint8_t*>(node.data()),
+                           node.size()));
+      s != Status::kOk)
+    return fail(s, "nmad: bootstrap Put failed");
   if (Status s = c.bootstrap->Fence(); s != Status::kOk)
     return fail(s, std::string("nmad: bootstrap fence failed: ") +
                        std::string(engine::StatusName(s)));
@@ -1469,6 +1480,16 @@ Result<std::unique_ptr<Core>> Core::Create(
     auto g = std::make_unique<Gate>();
     g->rank = peer;
     g->packet_rail = peer == c.rank ? c.loopback : 0;
+    g->eager_limit = c.options.eager_limit;
+    if (peer != c.rank) {
+      auto key = c.bootstrap->Get(peer, "nmad.node");
+      if (!key.ok())
+        return fail(key.status(), "nmad: no node key of rank " +
+                                      std::to_string(peer));
+      if (std::string_view(reinterpret_cast<const char*>(key.value().data()),
+                           key.value().size()) != node)
+        g->eager_limit = c.options.NetEagerLimit();
+    }
     c.gates.push_back(std::move(g));
     if (peer == c.rank) {
       if (Status s = c.rails[c.loopback]->driver->Connect(peer, {});
@@ -1585,6 +1606,12 @@ std::string_view Core::PathTo(int peer) const noexcept {
   if (peer < 0 || peer >= c.size) return "";
   // Connect() ran for every peer in Create; PathTo only reads the route.
   return c.rails[c.gates[peer]->packet_rail]->driver->PathTo(peer);
+}
+
+size_t Core::EagerLimitTo(int peer) const noexcept {
+  const CoreImpl& c = *impl_;
+  if (peer < 0 || peer >= c.size) return 0;
+  return c.gates[peer]->eager_limit;
 }
 
 std::string_view Core::RailWakeup(int rail) const noexcept {

@@ -341,6 +341,10 @@ class Core {
   // rank, "shm" or "ucx" on rail 0 with RONDO_SHM; Driver::PathTo), "" for
   // a bad rank. Any thread, after Create.
   std::string_view PathTo(int peer) const noexcept;
+  // The largest message sent eagerly to `peer`: options().eager_limit on
+  // this node, options().NetEagerLimit() to another; 0 for a bad rank. Any
+  // thread, after Create.
+  size_t EagerLimitTo(int peer) const noexcept;
   // What wakes a thread that sleeps waiting for rail `rail`'s transport
   // (0 .. rails()-1): "event fd" when the driver has a wake-up fd (engine
   // threads sleep on it between the transport's events), "none" when it

@@ -49,6 +49,20 @@ std::vector<Var> MakeTable() {
          o.eager_limit = static_cast<size_t>(ParseInt(v, 0, (1 << 20) - 64));
        },
        [](const NmadOptions& o) { return std::to_string(o.eager_limit); }},
+      {"RONDO_NET_EAGER_LIMIT", "auto",
+       "auto or an integer in 0..1048512 (at most RONDO_MAX_PACKET - 64)",
+       "largest message sent eagerly to a rank on another node (auto: "
+       "RONDO_EAGER_LIMIT if set, else 65472)",
+       [](NmadOptions& o, const std::string& v) {
+         o.net_eager_limit =
+             v == "auto" ? NmadOptions::kAutoNetEager
+                         : static_cast<size_t>(ParseInt(v, 0, (1 << 20) - 64));
+       },
+       [](const NmadOptions& o) {
+         return o.net_eager_limit == NmadOptions::kAutoNetEager
+                    ? std::string("auto")
+                    : std::to_string(o.net_eager_limit);
+       }},
       {"RONDO_MAX_PACKET", "65536", "an integer in 1024..1048576",
        "largest packet handed to a driver",
        [](NmadOptions& o, const std::string& v) {
@@ -146,6 +160,10 @@ void NmadOptions::Validate() const {
   if (eager_limit > max_packet - 64)  // max_packet >= 1024: no wrap-around
     throw std::invalid_argument(
         "NmadOptions::eager_limit " + std::to_string(eager_limit) +
+        " must be at most max_packet - 64 = " + std::to_string(max_packet - 64));
+  if (net_eager_limit != kAutoNetEager && net_eager_limit > max_packet - 64)
+    throw std::invalid_argument(
+        "NmadOptions::net_eager_limit " + std::to_string(net_eager_limit) +
         " must be at most max_packet - 64 = " + std::to_string(max_packet - 64));
   if (rails.empty() || rails.size() > 8)
     throw std::invalid_argument("NmadOptions::rails must list 1 to 8 rails");

@@ -19,7 +19,24 @@ struct NmadOptions {
   std::string strategy = "default";
   // Messages up to this size go eager, larger ones by rendezvous
   // (RONDO_EAGER_LIMIT, bytes, 0..max_packet-64).
-  size_t eager_limit = 16 * 1024;
+  size_t eager_limit = kDefaultEagerLimit;
+  static constexpr size_t kDefaultEagerLimit = 16 * 1024;
+  // The same for ranks on other nodes (RONDO_NET_EAGER_LIMIT, bytes,
+  // 0..max_packet-64, or kAutoNetEager). Over a network one message that
+  // the kernel delivers alone costs the receiving core less than a
+  // rendezvous, whose every handshake wakes its progress and runs the
+  // kernel's send path on it (docs/p2p_benchmarks.md, "the kernel's
+  // floor"); Open MPI's TCP BTL sends up to 64 KiB eagerly too.
+  // kAutoNetEager: eager_limit when that was changed from its default,
+  // else 64 KiB - 64 (at most max_packet - 64). NetEagerLimit() resolves it.
+  static constexpr size_t kAutoNetEager = ~size_t{0};
+  size_t net_eager_limit = kAutoNetEager;
+  size_t NetEagerLimit() const noexcept {
+    if (net_eager_limit != kAutoNetEager) return net_eager_limit;
+    if (eager_limit != kDefaultEagerLimit) return eager_limit;
+    const size_t net = 64 * 1024 - 64;
+    return net < max_packet - 64 ? net : max_packet - 64;
+  }
   // Largest packet handed to a driver (RONDO_MAX_PACKET, 1 KiB..1 MiB).
   size_t max_packet = 64 * 1024;
   // Rails to remote peers, in order (RONDO_RAILS, comma-separated list of

@@ -176,6 +176,56 @@ TEST_CASE("RONDO_EAGER_LIMIT", "[options]") {
   }
 }
 
+TEST_CASE("RONDO_NET_EAGER_LIMIT", "[options]") {
+  {
+    // auto: 64 KiB - 64 to other nodes while the node's limit is the default.
+    Env env;
+    NmadOptions o = NmadOptions::FromEnvironment();
+    CHECK(o.net_eager_limit == NmadOptions::kAutoNetEager);
+    CHECK(o.eager_limit == 16384);
+    CHECK(o.NetEagerLimit() == 65472);
+  }
+  {
+    // auto follows a RONDO_EAGER_LIMIT that was set (0 forces rendezvous
+    // everywhere), and is capped by a smaller packet.
+    Env env;
+    env.Set("RONDO_EAGER_LIMIT", "0");
+    CHECK(NmadOptions::FromEnvironment().NetEagerLimit() == 0);
+  }
+  {
+    Env env;
+    env.Set("RONDO_MAX_PACKET", "8192");
+    env.Set("RONDO_EAGER_LIMIT", "4096");
+    CHECK(NmadOptions::FromEnvironment().NetEagerLimit() == 4096);
+  }
+  {
+    NmadOptions o;
+    o.max_packet = 8192;
+    CHECK(o.NetEagerLimit() == 8128);
+  }
+  {
+    Env env;
+    env.Set("RONDO_NET_EAGER_LIMIT", "32768").Set("RONDO_EAGER_LIMIT", "0");
+    NmadOptions o = NmadOptions::FromEnvironment();
+    CHECK(o.NetEagerLimit() == 32768);
+    CHECK(o.eager_limit == 0);
+  }
+  {
+    Env env;
+    env.Set("RONDO_NET_EAGER_LIMIT", "auto");
+    CHECK(NmadOptions::FromEnvironment().NetEagerLimit() == 65472);
+  }
+  for (const char* bad : {"", "Auto", "-1", "1048513", "64k"})
+    ExpectInvalid("RONDO_NET_EAGER_LIMIT", bad);
+  {
+    Env env;
+    env.Set("RONDO_NET_EAGER_LIMIT", "65473");
+    CHECK_THROWS_WITH(NmadOptions::FromEnvironment(),
+                      Catch::Contains("net_eager_limit 65473") &&
+                          Catch::Contains("max_packet - 64 = 65472"));
+  }
+}
+
 TEST_CASE("RONDO_MAX_PACKET", "[options]") {
   {
     Env env;
@@ -396,7 +446,7 @@ TEST_CASE("The registry declares every nmad variable", "[options]") {
   const auto& registry = base::ConfigRegistry::Global();
   const std::vector<std::string_view> nmad = NmadVariableNames();
   REQUIRE(nmad.size() == NmadOptions::Table().size());
-  REQUIRE(nmad.size() == 9);
+  REQUIRE(nmad.size() == 10);
   for (std::string_view name : nmad) {
     INFO(name);
     CHECK(name.substr(0, 6) == "RONDO_");

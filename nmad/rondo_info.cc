@@ -247,6 +247,12 @@ int main(int argc, char** argv) {
       for (int peer = 0; peer < size; ++peer)
         out << " " << peer << "=" << core.value()->PathTo(peer);
       out << "\n";
+      // The eager limit to each peer: RONDO_EAGER_LIMIT on the node,
+      // RONDO_NET_EAGER_LIMIT to other nodes.
+      out << "rank " << rank << " eager limits:";
+      for (int peer = 0; peer < size; ++peer)
+        out << " " << peer << "=" << core.value()->EagerLimitTo(peer);
+      out << "\n";
       // What wakes this rank's background progress on each rail, and what
       // it falls back to where nothing does (docs/defaults.md).
       // The cost of that, measured here: an idle progress pass (every rail

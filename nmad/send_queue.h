@@ -99,6 +99,9 @@ struct Gate : FlushTarget {  // flushed by its packet rail's holder
   }
   int rank = -1;
   int packet_rail = 0;
+  // Largest message sent eagerly to this rank: NmadOptions::eager_limit on
+  // this node, NetEagerLimit() to another (set once by Core::Create).
+  size_t eager_limit = 0;
   queues::SpinLock mu;
   // The deques' freed nodes, reused (under mu; declared before them).
   strategies::BlockCache nodes;

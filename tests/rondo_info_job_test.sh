@@ -28,4 +28,11 @@ grep -Eq "^rank 0 rails: 0=loopback 1=shm$" <<<"$out" || fail "rank 0 does not r
 grep -Eq "^rank 1 rails: 0=shm 1=loopback$" <<<"$out" || fail "rank 1 does not reach rank 0 through shm by default"
 out0=$(RONDO_SHM=0 "$RUN" -n 2 --timeout 120 "$INFO" 2>&1) || fail "RONDO_SHM=0 rondo-run -n 2 rondo-info failed: $out0"
 grep -Eq "^rank 0 rails: 0=loopback 1=ucx$" <<<"$out0" || fail "RONDO_SHM=0: rank 0 does not reach rank 1 through ucx: $out0"
+# The eager limit follows the node, not the rail: a peer on this node gets
+# RONDO_EAGER_LIMIT through UCX too (RONDO_NET_EAGER_LIMIT is for other
+# nodes; bench/cluster:cluster_test checks that side).
+grep -Eq "^rank 0 eager limits: 0=16384 1=16384$" <<<"$out" || fail "rank 0 eager limits on one node: $(grep 'eager limits' <<<"$out")"
+grep -Eq "^rank 1 eager limits: 0=16384 1=16384$" <<<"$out0" || fail "RONDO_SHM=0: rank 1 eager limits on one node: $(grep 'eager limits' <<<"$out0")"
+out1=$(RONDO_EAGER_LIMIT=4096 RONDO_NET_EAGER_LIMIT=1024 "$RUN" -n 2 --timeout 120 "$INFO" 2>&1) || fail "rondo-info with eager limits set failed: $out1"
+grep -Eq "^rank 1 eager limits: 0=4096 1=4096$" <<<"$out1" || fail "RONDO_EAGER_LIMIT=4096 on one node: $(grep 'eager limits' <<<"$out1")"
 echo PASS

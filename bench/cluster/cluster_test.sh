@@ -459,6 +459,11 @@ for want in "rank 0 rails: 0=loopback 1=shm 2=ucx 3=ucx" "rank 1 rails: 0=shm 1=
 done
 [[ -z $(namespaces_of "${P}s") ]] || fail "the rails job left $(namespaces_of "${P}s")"
 ok "2 hosts x 2 ranks with the defaults: shm inside each host, ucx across (rondo-info)"
+for want in "rank 0 eager limits: 0=16384 1=16384 2=65472 3=65472" \
+  "rank 3 eager limits: 0=65472 1=65472 2=16384 3=16384"; do
+  grep -qx "$want" "$OUT" || fail "eager limits by locality: no '$want' in: $(grep 'eager limits' "$OUT")"
+done
+ok "the same job: eager up to 16384 B inside each host, 65472 B across (rondo-info)"
 
 # ---- no cpuset cgroup: CPU affinity only, with a warning ----
 CLUSTER_NO_CGROUP=1 "$CLUSTER" run 2 --prefix "${P}n" --cpus-per-host 1 -- \
