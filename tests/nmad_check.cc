@@ -599,7 +599,12 @@ void Death(Ctx& c) {
 // progress thread, it must go to sleep on the network's wake-up fd rather
 // than spin over the polling task.
 void Background(Ctx& c) {
-  const size_t len = 1 << 20;
+  // 1 MiB (rendezvous) unless NMAD_CHECK_BACKGROUND_BYTES says otherwise
+  // (an eager message up to the eager limit: the network's 65472).
+  size_t len = 1 << 20;
+  if (const char* b = std::getenv("NMAD_CHECK_BACKGROUND_BYTES"))
+    len = std::strtoull(b, nullptr, 10);
+  CHECK(len >= 16 && len <= (size_t{1} << 24));
   std::vector<uint8_t> buf(len);
   if (c.rank == 0) {
     Fill(buf, 9);
