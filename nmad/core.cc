@@ -55,6 +55,7 @@
 #include "nmad/pool.h"
 #include "nmad/rail.h"
 #include "nmad/rail_factory.h"
+#include "nmad/remote_memory.h"
 #include "nmad/rendezvous.h"
 #include "nmad/reorder.h"
 #include "nmad/request_access.h"
@@ -182,6 +183,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   int rank = 0;
   int size = 1;
   std::vector<std::unique_ptr<Rail>> rails;  // remote rails, then loopback
+  // Rail 0's one-sided operations, when its driver has them.
+  std::unique_ptr<RemoteMemory> remote_memory;
   topology::CpuSet task_cpus;  // where this core's tasks run
   uint32_t idle_before_yield = 64;  // 1 when oversubscribed
   int loopback = 0;                          // index of the loopback rail
@@ -1515,6 +1518,9 @@ Result<std::unique_ptr<Core>> Core::Create(
                          engine.SubmitError(r->poll_task));
     }
   }
+  if (remote)
+    if (drivers::RemoteMemory* ops = c.rails[0]->driver->remote_memory())
+      c.remote_memory = std::make_unique<RemoteMemory>(*c.rails[0], *ops);
   // The dynamic broadcasts' own channel, on every rank.
   c.bcasts = std::make_unique<internal::DynamicBroadcasts>(
       c, engine, c.task_cpus, c.rank, c.size);
@@ -1580,6 +1586,9 @@ drivers::bootstrap::Bootstrap& Core::bootstrap() const noexcept {
 }
 const NmadOptions& Core::options() const noexcept { return impl_->options; }
 int Core::rails() const noexcept { return impl_->loopback; }
+RemoteMemory* Core::remote_memory() const noexcept {
+  return impl_->remote_memory.get();
+}
 std::string_view Core::PathTo(int peer) const noexcept {
   const CoreImpl& c = *impl_;
   if (peer < 0 || peer >= c.size) return "";

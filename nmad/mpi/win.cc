@@ -32,6 +32,33 @@
 // another rank, a post not yet made) progress this rank's engine between
 // tries. RONDO_RMA_SHM=0 keeps every window on active messages.
 //
+// Elsewhere (windows of MPI_Win_create, and of MPI_Win_allocate(_shared)
+// off the shared-memory path) whose every rank is reached through rail 0's
+// one-sided transport (UCX: Core::remote_memory), the window maps its
+// memory at creation and every member unpacks every other's key
+// (RmaWindow::MapDirect / SetDirectKey, exchanged with an allgather): the
+// "ucx" path. Puts and gets whose target is one contiguous run go as UCX
+// puts and gets; accumulates, get-accumulates, fetch-and-op and
+// compare-and-swap on 4- and 8-byte C integer types with MPI_SUM, MPI_BAND,
+// MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP (and compare-and-swap) go as
+// one UCX atomic per element. Everything else (derived target types of
+// puts and gets, other ops and types, locks, PSCW signals) stays on active
+// messages. Element-wise atomicity across the two accumulate paths: the
+// route depends only on (op, basic type), never on the count, the layout
+// or the origin, and MPI_NO_OP and compare-and-swap on those integer types
+// always take UCX; accumulate_ops (same_op_no_op by default, or same_op)
+// lets the implementation assume that concurrent accumulates to one
+// location use one op (and MPI_NO_OP) on one predefined type, so they all
+// take one path. (A non-standard mix, e.g. MPI_PROD and MPI_SUM on one
+// int at once, is not atomic.) A misaligned element (its address not a
+// multiple of its size) goes as an active message, also per location.
+// With accumulate_ordering other than none, each UCX atomic is fenced
+// after the operations before it. Completion: UCX puts and non-fetching
+// atomics are flushed (ucp_ep_flush_nbx) by every flush, unlock, fence and
+// complete, after the window's pending operations. Dynamic windows stay on
+// active messages (attach would need a key exchange per region).
+// RONDO_RMA_UCX=0 keeps every window off this path.
+//
 // Errors go to the window's error handler: each Win carries a Comm record
 // (`err`) whose handle is the window's and whose handler is the window's,
 // so the argument checks of args.h raise on the window.
@@ -60,6 +87,8 @@
 #include "nmad/rma.h"
 
 namespace rondo::nmad::mpi {
+
+using rondo::nmad::AtomicOp;
 
 // One operation issued and not yet completed by a flush, unlock, fence or
 // complete (or by its request's wait).
@@ -94,6 +123,10 @@ struct Win {
   // (ShmCtlBytes), null on the active-message path.
   bool shm = false;
   uint8_t* ctl = nullptr;
+  // The UCX path (see the banner), and whether its atomics are fenced
+  // (accumulate_ordering is not "none").
+  bool ucx = false;
+  bool ucx_ordered = true;
   // Memory the window owns: Win_allocate's, or a shared segment.
   void* owned = nullptr;
   void* mapped = nullptr;
@@ -398,6 +431,11 @@ int FinishPending(Win& w, RmaPending& p) {
                          "the target (rank " + std::to_string(p.target) +
                              ") has freed the window");
       break;
+    case RmaError::kTransport:
+      p.error = WinError(w, MPI_ERR_OTHER, p.fn,
+                         "the one-sided transport (UCX) failed an operation "
+                         "to rank " + std::to_string(p.target));
+      break;
     case RmaError::kPeerFailed: {
       std::string text = Mpi()->core().FailureText(w.c->world[p.target]);
       p.error = WinError(w, MPIX_ERR_PROC_FAILED, p.fn,
@@ -440,6 +478,18 @@ int Complete(State& st, Win& w, int target) {
     WaitFor(st, [&] { return p->op.done(); });
     const int e = FinishPending(w, *p);
     if (first == MPI_SUCCESS) first = e;
+  }
+  if (w.ucx) {
+    // Remote completion of UCX puts and non-fetching atomics.
+    RmaOp flush;
+    (void)w.rma->DirectFlush(target < 0 ? -1 : w.c->world[target], flush);
+    WaitFor(st, [&] { return flush.done(); });
+    if (flush.error() != RmaError::kOk && first == MPI_SUCCESS)
+      first = WinError(w, MPI_ERR_OTHER, "MPI_Win_flush",
+                       "the one-sided transport (UCX) could not flush the "
+                       "operations to " +
+                           (target < 0 ? std::string("the window's ranks")
+                                       : "rank " + std::to_string(target)));
   }
   {
     std::lock_guard<std::mutex> lock(w.mu);
@@ -592,6 +642,47 @@ void* MapSegment(Win& w, size_t total) {
   return seg;
 }
 
+// The UCX path (see the banner): every rank maps its memory, and when all
+// could (RONDO_RMA_UCX on every rank, every member reached by UCX), every
+// rank unpacks every other's key. Collective; leaves w.ucx false when any
+// rank cannot, and fails only on a communication error.
+int SetUpUcx(State& st, Win& w) {
+  auto packed = st.rma_ucx ? w.rma->MapDirect(w.c->world)
+                           : Result<std::vector<uint8_t>>(Status::kUnsupported);
+  int mine = packed.ok() ? static_cast<int>(packed.value().size()) : -1;
+  const int n = w.c->size;
+  std::vector<int> lens(n);
+  if (int e = PMPI_Allgather(&mine, 1, MPI_INT, lens.data(), 1, MPI_INT,
+                             w.comm);
+      e != MPI_SUCCESS)
+    return e;
+  std::vector<int> displs(n + 1, 0);
+  for (int r = 0; r < n; ++r) {
+    if (lens[r] < 0) return MPI_SUCCESS;  // somebody cannot: active messages
+    displs[r + 1] = displs[r] + lens[r];
+  }
+  std::vector<uint8_t> keys(static_cast<size_t>(displs[n]));
+  if (int e = PMPI_Allgatherv(packed.value().data(), mine, MPI_BYTE,
+                              keys.data(), lens.data(), displs.data(),
+                              MPI_BYTE, w.comm);
+      e != MPI_SUCCESS)
+    return e;
+  int ok = 1;
+  for (int r = 0; r < n && ok; ++r)
+    ok = w.rma->SetDirectKey(
+             w.c->world[r],
+             std::span<const uint8_t>(keys.data() + displs[r], lens[r])) ==
+         Status::kOk;
+  int all_ok = 0;
+  if (int e = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
+      e != MPI_SUCCESS)
+    return e;
+  w.ucx = all_ok != 0;
+  const std::string* ordering = w.info.Find("accumulate_ordering");
+  w.ucx_ordered = ordering == nullptr || *ordering != "none";
+  return MPI_SUCCESS;
+}
+
 // The collective part of every constructor: duplicates the communicator,
 // opens the window's session, registers the handlers, exchanges sizes.
 // `base`/`size` is this rank's memory (not for dynamic windows); for
@@ -712,10 +803,6 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
       w->shared_bases[w->c->rank] = base;
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(st.detached_mu);
-    w->info.Set("rondo_rma_path", w->shm ? "shm" : "am");
-  }
   w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
   if (baseptr != nullptr) *static_cast<void**>(baseptr) = base;
 
@@ -732,6 +819,16 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
   w->rma = std::make_unique<RmaWindow>(*session.value(), options);
   if (flavor != MPI_WIN_FLAVOR_DYNAMIC)
     w->rma->Expose(base, static_cast<size_t>(size));
+  if (!w->shm && flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    if ((err = SetUpUcx(st, *w)) != MPI_SUCCESS) {
+      w->rma.reset();
+      PMPI_Comm_free(&w->comm);
+      return err;
+    }
+  {
+    std::lock_guard<std::mutex> lock(st.detached_mu);
+    w->info.Set("rondo_rma_path", w->shm ? "shm" : w->ucx ? "ucx" : "am");
+  }
   Win* raw = w.get();
   const MPI_Win h = st.wins.Add(std::move(w));
   raw->handle = h;
@@ -904,6 +1001,86 @@ void ShmIssue(Win& w, const OpArgs& a, const TypePtr& ot, const TypePtr& rt,
       break;
     }
   }
+}
+
+// The UCX atomic that performs `op` (kind kAcc, kGetAcc or kCas) on
+// elements of `basic`, when there is one: 4- and 8-byte C integers with
+// MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP, and
+// compare-and-swap. The choice depends on (op, basic) alone (see the
+// banner: one path per location).
+bool UcxAtomic(OpKind kind, MPI_Op op, MPI_Datatype basic, AtomicOp* aop,
+               size_t* element) {
+  switch (basic) {
+    case MPI_INT: case MPI_UNSIGNED: case MPI_LONG: case MPI_UNSIGNED_LONG:
+    case MPI_LONG_LONG: case MPI_UNSIGNED_LONG_LONG: case MPI_INT32_T:
+    case MPI_INT64_T: case MPI_UINT32_T: case MPI_UINT64_T: case MPI_AINT:
+    case MPI_OFFSET: case MPI_COUNT:
+      break;
+    default:
+      return false;
+  }
+  const Datatype* t = Predefined(basic);
+  if (t == nullptr || (t->size() != 4 && t->size() != 8)) return false;
+  *element = static_cast<size_t>(t->size());
+  if (kind == OpKind::kCas) {
+    *aop = AtomicOp::kCompareSwap;
+    return true;
+  }
+  if (op == MPI_SUM) {
+    *aop = AtomicOp::kAdd;
+  } else if (op == MPI_BAND) {
+    *aop = AtomicOp::kAnd;
+  } else if (op == MPI_BOR) {
+    *aop = AtomicOp::kOr;
+  } else if (op == MPI_BXOR) {
+    *aop = AtomicOp::kXor;
+  } else if (op == MPI_REPLACE) {
+    *aop = AtomicOp::kSwap;
+  } else if (op == MPI_NO_OP) {
+    *aop = AtomicOp::kOr;  // with no values: a fetch (or with zero)
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Issues a checked operation on the UCX path when it has one (true), else
+// leaves it to active messages (false, nothing issued): a put or get whose
+// target is one run, an atomic UcxAtomic knows, aligned at the target.
+bool IssueUcx(Win& w, const OpArgs& a, RmaPending& p, int job,
+              std::span<const RmaBlock> blocks, MPI_Datatype basic) {
+  Status s = Status::kOk;
+  switch (a.kind) {
+    case OpKind::kPut:
+      if (blocks.size() != 1) return false;
+      s = w.rma->DirectPut(job, blocks[0].offset, p.packed.data(),
+                           p.packed.size(), p.op);
+      break;
+    case OpKind::kGet:
+      if (blocks.size() != 1) return false;
+      s = w.rma->DirectGet(job, blocks[0].offset, p.result.data(),
+                           p.result.size(), p.op);
+      break;
+    case OpKind::kAcc:
+    case OpKind::kGetAcc:
+    case OpKind::kCas: {
+      AtomicOp aop = AtomicOp::kAdd;
+      size_t element = 0;
+      const MPI_Datatype b =
+          a.kind == OpKind::kCas ? a.target_type : basic;
+      if (!UcxAtomic(a.kind, a.op, b, &aop, &element)) return false;
+      const bool fetch_only = a.kind == OpKind::kGetAcc && a.op == MPI_NO_OP;
+      s = w.rma->DirectAtomic(
+          job, blocks, aop, element, fetch_only ? nullptr : p.packed.data(),
+          a.kind == OpKind::kCas ? a.compare : nullptr,
+          a.kind == OpKind::kAcc ? nullptr : p.result.data(), w.ucx_ordered,
+          p.op);
+      break;
+    }
+  }
+  // Refused before anything was issued (a misaligned element): active
+  // messages. Any other failure completes the op with its error.
+  return s != Status::kUnsupported && s != Status::kInvalidArgument;
 }
 
 int Issue(State& st, Win& w, const OpArgs& a) {
@@ -1095,7 +1272,9 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   }
   const int job = w.c->world[a.target];
   Status s = Status::kOk;
-  if (tbytes == 0) {
+  if (w.ucx && tbytes > 0 && IssueUcx(w, a, *p, job, blocks, basic)) {
+    // issued on the UCX path
+  } else if (tbytes == 0) {
     // Nothing moves; the target still answers, which keeps ordering simple.
     s = w.rma->Put(job, {}, nullptr, p->op);
   } else {

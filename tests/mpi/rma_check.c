@@ -419,11 +419,19 @@ static void test_shared(void) {
 }
 
 #ifdef RONDO_MPI
+/* The path Rondo takes for windows off the shared-memory path: "am", or
+ * what RMA_CHECK_PATH says ("ucx" when every rank is reached through UCX:
+ * RONDO_SHM=0, or ranks on several hosts). */
+static const char* expected_path(void) {
+  const char* env = getenv("RMA_CHECK_PATH");
+  return env && *env ? env : "am";
+}
+
 /* Which path Rondo took: on one node an MPI_Win_allocate window is on the
  * shared-memory path (info "rondo_rma_path" = "shm", and
  * MPI_Win_shared_query gives every rank's memory, which a store reaches)
- * unless RONDO_RMA_SHM=0; an MPI_Win_create window always on active
- * messages ("am"). */
+ * unless RONDO_RMA_SHM=0; an MPI_Win_create window on active messages
+ * ("am") or UCX's one-sided operations (expected_path). */
 static void test_shm_path(void) {
   chk_context("shm path");
   const char* env = getenv("RONDO_RMA_SHM");
@@ -442,8 +450,8 @@ static void test_shm_path(void) {
   MPI_Info_get(used, "rondo_rma_path", MPI_MAX_INFO_VAL - 1, value, &flag);
   MPI_Info_free(&used);
   check_true("rondo_rma_path reported", flag);
-  check_str("rondo_rma_path of Win_allocate", expect_shm ? "shm" : "am",
-            value);
+  check_str("rondo_rma_path of Win_allocate",
+            expect_shm ? "shm" : expected_path(), value);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Aint rsize = -1;
   int rdu = -1;
@@ -485,14 +493,131 @@ static void test_shm_path(void) {
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
-  /* MPI_Win_create windows stay on active messages. */
+  /* MPI_Win_create windows: active messages or UCX. */
   long long mem[2] = {0, 0};
   MPI_Win_create(mem, sizeof mem, sizeof(long long), MPI_INFO_NULL,
                  MPI_COMM_WORLD, &win);
   MPI_Win_get_info(win, &used);
   MPI_Info_get(used, "rondo_rma_path", MPI_MAX_INFO_VAL - 1, value, &flag);
   MPI_Info_free(&used);
-  check_str("rondo_rma_path of Win_create", "am", value);
+  check_str("rondo_rma_path of Win_create", expected_path(), value);
+  MPI_Win_free(&win);
+}
+
+/* Concurrent atomics from every rank on rank 0's window, on both accumulate
+ * paths at once: on the UCX path the 4/8-byte integer SUM, BOR, BXOR,
+ * BAND, REPLACE, NO_OP and compare-and-swap go as UCX atomics (a strided
+ * target type too, one atomic per element), MPI_PROD and doubles as active
+ * messages, in the same epochs; every total is checked. */
+static void test_atomics_mix(void) {
+  chk_context("atomics mix");
+  struct {
+    long long sum, ticket, cas, replace;
+    int isum, ior, ixor, iand;
+    int strided[4];
+    double dsum;
+    long long prod;
+  } init, *mem;
+  memset(&init, 0, sizeof init);
+  init.cas = -1;
+  init.iand = -1;
+  init.prod = 1;
+  init.replace = -1;
+  MPI_Win win;
+  mem = make_win(&init, sizeof init, 1, &win);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+#define OFF(f) ((MPI_Aint)((char*)&init.f - (char*)&init))
+  MPI_Datatype stride2;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &stride2);
+  MPI_Type_commit(&stride2);
+  const int rounds = 100;
+  long long one = 1, ticket = -1, last = 0;
+  int ione = 1, bit = 1 << rank, mask = ~(1 << rank), two[2] = {1, 2};
+  double half = 0.5;
+  long long factor = 2;
+  check_rc("lock_all", MPI_Win_lock_all(0, win));
+  for (int i = 0; i < rounds; ++i) {
+    check_rc("Accumulate SUM int64",
+             MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, OFF(sum), 1,
+                            MPI_LONG_LONG, MPI_SUM, win));
+    check_rc("Fetch_and_op SUM int64",
+             MPI_Fetch_and_op(&one, &ticket, MPI_LONG_LONG, 0, OFF(ticket),
+                              MPI_SUM, win));
+    check_rc("Accumulate SUM int",
+             MPI_Accumulate(&ione, 1, MPI_INT, 0, OFF(isum), 1, MPI_INT,
+                            MPI_SUM, win));
+    check_rc("Accumulate strided",
+             MPI_Accumulate(two, 2, MPI_INT, 0, OFF(strided), 1, stride2,
+                            MPI_SUM, win));
+    check_rc("Accumulate double (active messages)",
+             MPI_Accumulate(&half, 1, MPI_DOUBLE, 0, OFF(dsum), 1, MPI_DOUBLE,
+                            MPI_SUM, win));
+    check_rc("flush", MPI_Win_flush(0, win));
+  }
+  check_true("tickets below the total", ticket >= 0 &&
+                                            ticket < (long long)rounds * size);
+  check_rc("Accumulate BOR",
+           MPI_Accumulate(&bit, 1, MPI_INT, 0, OFF(ior), 1, MPI_INT, MPI_BOR,
+                          win));
+  check_rc("Accumulate BXOR",
+           MPI_Accumulate(&bit, 1, MPI_INT, 0, OFF(ixor), 1, MPI_INT, MPI_BXOR,
+                          win));
+  check_rc("Accumulate BAND",
+           MPI_Accumulate(&mask, 1, MPI_INT, 0, OFF(iand), 1, MPI_INT,
+                          MPI_BAND, win));
+  long long mine = rank, old = -9, expect = -1;
+  check_rc("Compare_and_swap",
+           MPI_Compare_and_swap(&mine, &expect, &old, MPI_LONG_LONG, 0,
+                                OFF(cas), win));
+  check_rc("Fetch_and_op REPLACE",
+           MPI_Fetch_and_op(&mine, &last, MPI_LONG_LONG, 0, OFF(replace),
+                            MPI_REPLACE, win));
+  check_rc("Accumulate PROD (active messages)",
+           MPI_Accumulate(&factor, 1, MPI_LONG_LONG, 0, OFF(prod), 1,
+                          MPI_LONG_LONG, MPI_PROD, win));
+  check_rc("unlock_all", MPI_Win_unlock_all(win));
+  long long olds[64], lasts[64];
+  MPI_Allgather(&old, 1, MPI_LONG_LONG, olds, 1, MPI_LONG_LONG,
+                MPI_COMM_WORLD);
+  MPI_Allgather(&last, 1, MPI_LONG_LONG, lasts, 1, MPI_LONG_LONG,
+                MPI_COMM_WORLD);
+  int winners = 0, first_replace = 0;
+  for (int r = 0; r < size; ++r) {
+    winners += olds[r] == -1;
+    first_replace += lasts[r] == -1;
+  }
+  check_ll("one compare-and-swap winner", 1, winners);
+  check_ll("one REPLACE saw the initial value", 1, first_replace);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    long long read = -1, dummy = 0;
+    check_rc("Get_accumulate NO_OP",
+             MPI_Get_accumulate(&dummy, 1, MPI_LONG_LONG, &read, 1,
+                                MPI_LONG_LONG, 0, OFF(sum), 1, MPI_LONG_LONG,
+                                MPI_NO_OP, win));
+    MPI_Win_unlock(0, win);
+    const long long total = (long long)rounds * size;
+    check_ll("NO_OP read of the sum", total, read);
+    check_ll("SUM int64", total, mem->sum);
+    check_ll("fetch-and-op total", total, mem->ticket);
+    check_ll("SUM int", total, mem->isum);
+    check_ll("strided [0]", total, mem->strided[0]);
+    check_ll("strided [1]", 0, mem->strided[1]);
+    check_ll("strided [2]", 2 * total, mem->strided[2]);
+    check_ll("strided [3]", 0, mem->strided[3]);
+    check_true("double SUM", mem->dsum == 0.5 * (double)total);
+    check_ll("BOR", (1LL << size) - 1, mem->ior);
+    check_ll("BXOR", (1LL << size) - 1, mem->ixor);
+    check_ll("BAND", ~((1 << size) - 1), mem->iand);
+    check_true("cas winner", mem->cas >= 0 && mem->cas < size);
+    check_true("replace holds a rank", mem->replace >= 0 &&
+                                           mem->replace < size);
+    check_ll("PROD", 1LL << size, mem->prod);
+  }
+#undef OFF
+  MPI_Type_free(&stride2);
+  MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
 }
 #endif
@@ -739,6 +864,7 @@ int main(int argc, char** argv) {
     }
 #ifdef RONDO_MPI
     test_shm_path();
+    for (g_allocate = 0; g_allocate < 2; ++g_allocate) test_atomics_mix();
 #endif
     test_locks();
     test_lock_all();
