@@ -1256,12 +1256,30 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   }
   p->target = a.target;
   p->fn = fn;
+  const int job = w.c->world[a.target];
+  // On the UCX path a put or get between a contiguous origin buffer and one
+  // target run moves in place: MPI leaves the origin buffer to the
+  // operation until it completes (no pack, no unpack).
+  bool in_place = false;
+  if (w.ucx && tbytes > 0 && blocks.size() == 1 &&
+      (a.kind == OpKind::kPut || a.kind == OpKind::kGet) && ot &&
+      ot->is_contiguous()) {
+    auto* user =
+        static_cast<uint8_t*>(const_cast<void*>(a.origin)) + ot->true_lb();
+    const Status s =
+        a.kind == OpKind::kPut
+            ? w.rma->DirectPut(job, blocks[0].offset, user,
+                               static_cast<size_t>(tbytes), p->op)
+            : w.rma->DirectGet(job, blocks[0].offset, user,
+                               static_cast<size_t>(tbytes), p->op);
+    in_place = s != Status::kInvalidArgument;
+  }
   // Pack the origin's data.
-  if (!no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
+  if (!in_place && !no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
     p->packed.resize(static_cast<size_t>(tbytes));
     ot->Pack(a.origin, a.origin_count, p->packed.data());
   }
-  if (reads && tbytes > 0) {
+  if (!in_place && reads && tbytes > 0) {
     p->result.resize(static_cast<size_t>(tbytes));
     p->result_type = rt;
     p->result_addr = a.kind == OpKind::kGet ? const_cast<void*>(a.origin)
@@ -1270,9 +1288,10 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                       : a.kind == OpKind::kGetAcc ? a.result_count
                                                   : 1;
   }
-  const int job = w.c->world[a.target];
   Status s = Status::kOk;
-  if (w.ucx && tbytes > 0 && IssueUcx(w, a, *p, job, blocks, basic)) {
+  if (in_place) {
+    // issued above
+  } else if (w.ucx && tbytes > 0 && IssueUcx(w, a, *p, job, blocks, basic)) {
     // issued on the UCX path
   } else if (tbytes == 0) {
     // Nothing moves; the target still answers, which keeps ordering simple.
