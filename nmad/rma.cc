@@ -387,6 +387,18 @@ Status RmaWindow::Signal(int target, int kind, RmaOp& op) noexcept {
 
 // ---- direct operations ----
 //
+// Once a direct operation is issued its failures are the op's (error()):
+// what the caller gets back is kOk or an error other than the refusals
+// (kInvalidArgument, kUnsupported) that mean "nothing issued".
+namespace {
+Status Issued(Status s) noexcept {
+  if (!engine::IsError(s)) return Status::kOk;
+  return s == Status::kInvalidArgument || s == Status::kUnsupported
+             ? Status::kInternal
+             : s;
+}
+}  // namespace
+//
 // A packed key: the exposed base address and size (u64 each), then the
 // transport's key bytes (none for an empty exposure).
 
@@ -458,7 +470,7 @@ Status RmaWindow::DirectPut(int target, int64_t offset, const void* data,
                           keys_[static_cast<size_t>(target)].key, &op.direct_);
   MarkDirty(target);
   op.Posted(s);
-  return engine::IsError(s) ? s : Status::kOk;
+  return Issued(s);
 }
 
 Status RmaWindow::DirectGet(int target, int64_t offset, void* out,
@@ -475,7 +487,7 @@ Status RmaWindow::DirectGet(int target, int64_t offset, void* out,
   Status s = remote_->Get(target, out, bytes, at,
                           keys_[static_cast<size_t>(target)].key, &op.direct_);
   op.Posted(s);
-  return engine::IsError(s) ? s : Status::kOk;
+  return Issued(s);
 }
 
 Status RmaWindow::DirectAtomic(int target, std::span<const RmaBlock> blocks,
@@ -534,7 +546,7 @@ Status RmaWindow::DirectAtomic(int target, std::span<const RmaBlock> blocks,
                                  at0 + static_cast<uint64_t>(o), key,
                                  &op.direct_);
       op.Posted(s);
-      if (engine::IsError(s) && first == Status::kOk) first = s;
+      if (engine::IsError(s) && first == Status::kOk) first = Issued(s);
     }
   }
   if (fetch == nullptr) MarkDirty(target);

@@ -234,6 +234,9 @@ class RmaWindow {
                       AtomicOp aop, size_t element, const void* values,
                       const void* compare, void* fetch, bool ordered,
                       RmaOp& op) noexcept;
+  // The Direct* operations return kInvalidArgument or kUnsupported only
+  // when nothing was issued (the caller may take the active-message path);
+  // a failure after issuing is the op's error().
   // Remote completion of the direct puts and non-fetching atomics issued
   // so far to `target` (-1: every target): done once flushed.
   Status DirectFlush(int target, RmaOp& op) noexcept;

@@ -20,9 +20,12 @@
  *                          nor the timer): shows that the check can fail.
  *
  * The fence, datatype and PSCW checks run twice: on MPI_Win_create windows
- * (Rondo: active messages) and on MPI_Win_allocate windows (Rondo on one
- * node: the shared-memory path, load/store in one segment, unless
- * RONDO_RMA_SHM=0). test_shm_path checks which path Rondo took.
+ * (Rondo: active messages, or UCX's one-sided operations when UCX reaches
+ * every rank) and on MPI_Win_allocate windows (Rondo on one node: the
+ * shared-memory path, load/store in one segment, unless RONDO_RMA_SHM=0).
+ * test_shm_path checks which path Rondo took (RMA_CHECK_PATH: the one
+ * expected off the shared-memory path, default "am"); test_atomics_mix
+ * runs contended atomics of both of Rondo's accumulate routes at once.
  *
  * Against Open MPI (the reference) the bad-input checks that name Rondo's
  * messages are left out (RONDO_MPI). */
@@ -503,12 +506,14 @@ static void test_shm_path(void) {
   check_str("rondo_rma_path of Win_create", expected_path(), value);
   MPI_Win_free(&win);
 }
+#endif
 
 /* Concurrent atomics from every rank on rank 0's window, on both accumulate
  * paths at once: on the UCX path the 4/8-byte integer SUM, BOR, BXOR,
  * BAND, REPLACE, NO_OP and compare-and-swap go as UCX atomics (a strided
  * target type too, one atomic per element), MPI_PROD and doubles as active
- * messages, in the same epochs; every total is checked. */
+ * messages, in the same epochs; every total is checked (also against Open
+ * MPI, the reference). */
 static void test_atomics_mix(void) {
   chk_context("atomics mix");
   struct {
@@ -620,7 +625,6 @@ static void test_atomics_mix(void) {
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
 }
-#endif
 
 /* Dynamic windows: attach, exchange addresses, put, detach. */
 static void test_dynamic(void) {
@@ -864,8 +868,8 @@ int main(int argc, char** argv) {
     }
 #ifdef RONDO_MPI
     test_shm_path();
-    for (g_allocate = 0; g_allocate < 2; ++g_allocate) test_atomics_mix();
 #endif
+    for (g_allocate = 0; g_allocate < 2; ++g_allocate) test_atomics_mix();
     test_locks();
     test_lock_all();
     test_attributes();
