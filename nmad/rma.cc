@@ -173,8 +173,14 @@ RmaWindow::RmaWindow(Session& session, Options options)
                                               : 128;
   nranks_ = session.size();
   keys_.resize(static_cast<size_t>(nranks_));
-  dirty_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(nranks_));
-  for (int i = 0; i < nranks_; ++i) dirty_[i].store(false);
+  issued_ =
+      std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(nranks_));
+  flushed_ =
+      std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(nranks_));
+  for (int i = 0; i < nranks_; ++i) {
+    issued_[i].store(0);
+    flushed_[i].store(0);
+  }
   signals_ = std::make_unique<std::atomic<uint64_t>[]>(
       static_cast<size_t>(kSignalKinds) * nranks_);
   for (int i = 0; i < kSignalKinds * nranks_; ++i) signals_[i].store(0);
@@ -481,8 +487,7 @@ Status RmaWindow::DirectGet(int target, int64_t offset, void* out,
     return s;
   // A get after unflushed puts to the target sees them (as on the
   // active-message path, where the target applies messages in order).
-  if (dirty_[static_cast<size_t>(target)].load(std::memory_order_acquire))
-    (void)remote_->Fence();
+  if (Unflushed(target)) (void)remote_->Fence();
   op.Reset(target, 1);
   Status s = remote_->Get(target, out, bytes, at,
                           keys_[static_cast<size_t>(target)].key, &op.direct_);
@@ -557,23 +562,33 @@ Status RmaWindow::DirectFlush(int target, RmaOp& op) noexcept {
   if (remote_ == nullptr) return Status::kUnsupported;
   const int lo = target < 0 ? 0 : target;
   const int hi = target < 0 ? nranks_ : target + 1;
-  int count = 0;
-  for (int t = lo; t < hi; ++t)
-    if (direct(t) && dirty_[t].load(std::memory_order_acquire)) ++count;
-  op.Reset(target, count);
-  int posted = 0;
+  op.flush_marks_.clear();
+  for (int t = lo; t < hi; ++t) {
+    if (!direct(t)) continue;
+    const uint64_t issued = issued_[t].load(std::memory_order_acquire);
+    if (issued > flushed_[t].load(std::memory_order_acquire))
+      op.flush_marks_.emplace_back(t, issued);  // capacity kept: nranks_
+  }
+  op.Reset(target, static_cast<int>(op.flush_marks_.size()));
   Status first = Status::kOk;
-  for (int t = lo; t < hi && posted < count; ++t) {
-    if (!direct(t) || !dirty_[t].exchange(false, std::memory_order_acq_rel))
-      continue;
-    ++posted;
+  for (const auto& [t, issued] : op.flush_marks_) {
     Status s = remote_->Flush(t, &op.direct_);
     op.Posted(s);
-    if (engine::IsError(s) && first == Status::kOk) first = s;
+    if (engine::IsError(s) && first == Status::kOk) first = Issued(s);
   }
-  // Another thread flushed a target counted here meanwhile: nothing left.
-  for (; posted < count; ++posted) op.Posted(Status::kOk);
   return first;
+}
+
+void RmaWindow::DirectFlushed(RmaOp& op) noexcept {
+  if (op.error() != RmaError::kOk) return;
+  for (const auto& [t, issued] : op.flush_marks_) {
+    uint64_t seen = flushed_[t].load(std::memory_order_acquire);
+    while (seen < issued &&
+           !flushed_[t].compare_exchange_weak(seen, issued,
+                                              std::memory_order_acq_rel))
+      ;
+  }
+  op.flush_marks_.clear();
 }
 
 void RmaWindow::Reply(int dest, uint32_t kind, uint64_t token,

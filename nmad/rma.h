@@ -141,6 +141,8 @@ class RmaOp {
   std::vector<std::unique_ptr<internal::RmaPiece>> pieces_;
   size_t used_ = 0;
   DirectDone direct_;
+  // A DirectFlush's (target, issued count) pairs, capacity kept.
+  std::vector<std::pair<int, uint64_t>> flush_marks_;
   // Old values a non-fetching swap returns (discarded), or the copy of a
   // compare-and-swap's compare value; capacity kept.
   std::vector<uint8_t> scratch_;
@@ -238,8 +240,12 @@ class RmaWindow {
   // when nothing was issued (the caller may take the active-message path);
   // a failure after issuing is the op's error().
   // Remote completion of the direct puts and non-fetching atomics issued
-  // so far to `target` (-1: every target): done once flushed.
+  // so far to `target` (-1: every target): done once flushed. Then call
+  // DirectFlushed(op), which records what the flush covered (so that later
+  // flushes skip targets with nothing new; without it they flush again).
+  // Concurrent flushes from several threads each wait for their own.
   Status DirectFlush(int target, RmaOp& op) noexcept;
+  void DirectFlushed(RmaOp& op) noexcept;
 
  private:
   struct DirectKey {
@@ -252,8 +258,16 @@ class RmaWindow {
   // against its key's size.
   Status DirectTargetAddress(int target, int64_t offset, size_t bytes,
                              uint64_t* at) const noexcept;
+  // Counts a put or posted atomic to `target` (after posting it: a flush
+  // posted by whoever sees the new count covers it).
   void MarkDirty(int target) noexcept {
-    dirty_[static_cast<size_t>(target)].store(true, std::memory_order_release);
+    issued_[static_cast<size_t>(target)].fetch_add(1,
+                                                   std::memory_order_acq_rel);
+  }
+  bool Unflushed(int target) const noexcept {
+    const auto t = static_cast<size_t>(target);
+    return issued_[t].load(std::memory_order_acquire) >
+           flushed_[t].load(std::memory_order_acquire);
   }
 
   struct Waiter {
@@ -300,7 +314,10 @@ class RmaWindow {
   RemoteMemory* remote_ = nullptr;
   MemoryRegion* region_ = nullptr;
   std::vector<DirectKey> keys_;
-  std::unique_ptr<std::atomic<bool>[]> dirty_;
+  // Per target: puts and posted atomics issued, and how many of them a
+  // completed flush covers (DirectFlushed): a flush is needed while
+  // issued_ > flushed_, also when another thread's flush is in flight.
+  std::unique_ptr<std::atomic<uint64_t>[]> issued_, flushed_;
 };
 
 }  // namespace rondo::nmad

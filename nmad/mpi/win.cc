@@ -100,7 +100,9 @@ struct RmaPending {
   void* result_addr = nullptr;
   int result_count = 0;
   TypePtr result_type;
-  bool finished = false;
+  // 0 open, 1 being finished (by one thread), 2 finished: several threads
+  // may complete one operation (flushes, a request's wait).
+  std::atomic<int> finish_state{0};
   int error = MPI_SUCCESS;
   const char* fn = "";
 };
@@ -409,10 +411,25 @@ bool LocksAllowed(Win& w, const char* fn, int* err) {
   return false;
 }
 
-// Unpacks a read and converts the target's answer: once.
+int FinishPendingOnce(Win& w, RmaPending& p);
+
+// Unpacks a read and converts the target's answer: once, by the first
+// thread that gets here; the others wait for it (it only unpacks and
+// converts) and return its code.
 int FinishPending(Win& w, RmaPending& p) {
-  if (p.finished) return p.error;
-  p.finished = true;
+  int open = 0;
+  if (!p.finish_state.compare_exchange_strong(open, 1,
+                                              std::memory_order_acq_rel)) {
+    while (p.finish_state.load(std::memory_order_acquire) != 2)
+      sched_yield();
+    return p.error;
+  }
+  const int e = FinishPendingOnce(w, p);
+  p.finish_state.store(2, std::memory_order_release);
+  return e;
+}
+
+int FinishPendingOnce(Win& w, RmaPending& p) {
   switch (p.op.error()) {
     case RmaError::kOk:
       if (p.result_type && p.result_count > 0 && !p.result.empty())
@@ -458,20 +475,18 @@ int Complete(State& st, Win& w, int target) {
   }
   // The calling thread's list, its capacity kept (swapped out while in use:
   // an error handler may complete another window's operations).
+  //
+  // The operations are copied, not taken, from the pending list: another
+  // thread's flush that finds them there waits for them too (a flush
+  // completes every operation issued before it, whoever completes it);
+  // they leave the list once finished.
   thread_local std::vector<std::shared_ptr<RmaPending>> spare_list;
   std::vector<std::shared_ptr<RmaPending>> mine;
   mine.swap(spare_list);
   {
     std::lock_guard<std::mutex> lock(w.mu);
-    auto keep = w.pending.begin();
-    for (auto& p : w.pending) {
-      if (target < 0 || p->target == target) {
-        mine.push_back(std::move(p));
-      } else {
-        *keep++ = std::move(p);
-      }
-    }
-    w.pending.erase(keep, w.pending.end());
+    for (const auto& p : w.pending)
+      if (target < 0 || p->target == target) mine.push_back(p);
   }
   int first = MPI_SUCCESS;
   for (auto& p : mine) {
@@ -480,10 +495,12 @@ int Complete(State& st, Win& w, int target) {
     if (first == MPI_SUCCESS) first = e;
   }
   if (w.ucx) {
-    // Remote completion of UCX puts and non-fetching atomics.
-    RmaOp flush;
+    // Remote completion of UCX puts and non-fetching atomics (the calling
+    // thread's op: its flush marks keep their capacity).
+    thread_local RmaOp flush;
     (void)w.rma->DirectFlush(target < 0 ? -1 : w.c->world[target], flush);
     WaitFor(st, [&] { return flush.done(); });
+    w.rma->DirectFlushed(flush);
     if (flush.error() != RmaError::kOk && first == MPI_SUCCESS)
       first = WinError(w, MPI_ERR_OTHER, "MPI_Win_flush",
                        "the one-sided transport (UCX) could not flush the "
@@ -493,8 +510,11 @@ int Complete(State& st, Win& w, int target) {
   }
   {
     std::lock_guard<std::mutex> lock(w.mu);
+    std::erase_if(w.pending, [](const std::shared_ptr<RmaPending>& p) {
+      return p->finish_state.load(std::memory_order_acquire) == 2;
+    });
     for (auto& p : mine)
-      if (p.use_count() == 1) {  // no request refers to it
+      if (p.use_count() == 1) {  // no request nor other flush refers to it
         p->result_type.reset();
         w.spare.push_back(std::move(p));
       }
@@ -1249,7 +1269,7 @@ int Issue(State& st, Win& w, const OpArgs& a) {
     p->result.clear();
     p->result_addr = nullptr;
     p->result_count = 0;
-    p->finished = false;
+    p->finish_state.store(0, std::memory_order_relaxed);
     p->error = MPI_SUCCESS;
   } else {
     p = std::make_shared<RmaPending>();

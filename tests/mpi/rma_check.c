@@ -13,6 +13,11 @@
  *                          most 60 s: without background progress at the
  *                          target the origins' unlocks never complete and
  *                          rank 0 reports it (no hang).
+ *   rma_check --threads    MPI_THREAD_MULTIPLE origins: 4 threads per rank
+ *                          in one lock_all epoch, each fetch-and-op on rank
+ *                          0's counter and put, flush, get, flush on a slot
+ *                          of its own at the right neighbour; values and
+ *                          the counter's total checked.
  *   rma_check --unfreed    an erroneous program: a window used and never
  *                          freed; MPI_Finalize warns and ends cleanly.
  *   rma_check --passive-no-progress   the same, expecting NO progress
@@ -31,6 +36,7 @@
  * messages are left out (RONDO_MPI). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -839,7 +845,87 @@ static int test_passive(int expect_progress) {
   return progressed;
 }
 
+enum { kRmaThreads = 4, kThreadRounds = 200 };
+static MPI_Win g_thread_win;
+
+/* One origin thread of --threads: returns its wrong values. */
+static void* rma_thread(void* arg) {
+  const int t = *(const int*)arg;
+  const int right = (rank + 1) % size;
+  const MPI_Aint slot = 1 + (MPI_Aint)rank * kRmaThreads + t;
+  long bad = 0;
+  long long one = 1, old = -1;
+  for (int i = 0; i < kThreadRounds; ++i) {
+    bad += MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 0, 0, MPI_SUM,
+                            g_thread_win) != MPI_SUCCESS;
+    long long v = (long long)(rank * kRmaThreads + t) * 1000 + i, got = -1;
+    bad += MPI_Put(&v, 1, MPI_LONG_LONG, right, slot, 1, MPI_LONG_LONG,
+                   g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Win_flush(right, g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Get(&got, 1, MPI_LONG_LONG, right, slot, 1, MPI_LONG_LONG,
+                   g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Win_flush(right, g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Win_flush(0, g_thread_win) != MPI_SUCCESS;
+    bad += got != v;
+    bad += old < 0 || old >= (long long)size * kRmaThreads * kThreadRounds;
+  }
+  return (void*)bad;
+}
+
+static void test_threads(void) {
+  chk_context("threads");
+  long long* mem;
+  const MPI_Aint n = 1 + (MPI_Aint)size * kRmaThreads;
+  check_rc("Win_allocate",
+           MPI_Win_allocate(n * (MPI_Aint)sizeof(long long), sizeof(long long),
+                            MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                            &g_thread_win));
+  for (MPI_Aint i = 0; i < n; ++i) mem[i] = -1;
+  mem[0] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_rc("lock_all", MPI_Win_lock_all(0, g_thread_win));
+  pthread_t th[kRmaThreads];
+  int ids[kRmaThreads];
+  for (int t = 0; t < kRmaThreads; ++t) {
+    ids[t] = t;
+    pthread_create(&th[t], NULL, rma_thread, &ids[t]);
+  }
+  long bad = 0;
+  for (int t = 0; t < kRmaThreads; ++t) {
+    void* r = NULL;
+    pthread_join(th[t], &r);
+    bad += (long)r;
+  }
+  check_rc("unlock_all", MPI_Win_unlock_all(g_thread_win));
+  check_ll("threads' wrong values and failed calls", 0, bad);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, g_thread_win);
+  const int left = (rank + size - 1) % size;
+  for (int t = 0; t < kRmaThreads; ++t)
+    check_ll("left's last put per thread",
+             (long long)(left * kRmaThreads + t) * 1000 + kThreadRounds - 1,
+             mem[1 + left * kRmaThreads + t]);
+  if (rank == 0)
+    check_ll("fetch-and-op total",
+             (long long)size * kRmaThreads * kThreadRounds, mem[0]);
+  MPI_Win_unlock(rank, g_thread_win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&g_thread_win);
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--threads") == 0) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    chk_init();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_ll("provided", MPI_THREAD_MULTIPLE, provided);
+    if (provided == MPI_THREAD_MULTIPLE) test_threads();
+    int code = chk_finish("rma_check");
+    MPI_Finalize();
+    return code;
+  }
   MPI_Init(&argc, &argv);
   chk_init();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
