@@ -208,12 +208,16 @@ class RmaWindow {
 
   // ---- direct operations (see the banner) ----
   // Maps the exposed memory for the transport (static windows, after
-  // Expose): this rank's packed key for every member's SetDirectKey.
-  // kUnsupported when the Core has no remote memory or it cannot reach
-  // every rank of `members` (job ranks); the transport's error otherwise.
-  Result<std::vector<uint8_t>> MapDirect(std::span<const int> members);
+  // Expose): this rank's packed key for every member's SetDirectKey;
+  // *reaches_all says whether the transport reaches every rank of
+  // `members` (job ranks; those it does not reach, e.g. served by shared
+  // memory, get no key). kUnsupported when the Core has no remote memory or
+  // the window is dynamic; the transport's error otherwise.
+  Result<std::vector<uint8_t>> MapDirect(std::span<const int> members,
+                                         bool* reaches_all);
   // `target`'s packed key (from its MapDirect). kInvalidArgument for
-  // malformed bytes.
+  // malformed bytes, kUnsupported (no key set) for a target the transport
+  // does not reach.
   Status SetDirectKey(int target, std::span<const uint8_t> packed);
   // `target` has a key: direct operations may go there.
   bool direct(int target) const noexcept {

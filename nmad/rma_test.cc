@@ -172,7 +172,8 @@ TEST_CASE("rma: direct operations need a one-sided transport") {
   int64_t mem[4] = {};
   win.Expose(mem, sizeof mem);
   const int self = 0;
-  auto key = win.MapDirect(std::span<const int>(&self, 1));
+  bool all = false;
+  auto key = win.MapDirect(std::span<const int>(&self, 1), &all);
   CHECK(key.status() == Status::kUnsupported);
   const uint8_t bytes[16] = {};
   CHECK(win.SetDirectKey(0, bytes) == Status::kUnsupported);

@@ -33,15 +33,19 @@
 // tries. RONDO_RMA_SHM=0 keeps every window on active messages.
 //
 // Elsewhere (windows of MPI_Win_create, and of MPI_Win_allocate(_shared)
-// off the shared-memory path) whose every rank is reached through rail 0's
-// one-sided transport (UCX: Core::remote_memory), the window maps its
-// memory at creation and every member unpacks every other's key
-// (RmaWindow::MapDirect / SetDirectKey, exchanged with an allgather): the
-// "ucx" path. Puts and gets whose target is one contiguous run go as UCX
-// puts and gets; accumulates, get-accumulates, fetch-and-op and
-// compare-and-swap on 4- and 8-byte C integer types with MPI_SUM, MPI_BAND,
-// MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP (and compare-and-swap) go as
-// one UCX atomic per element. Everything else (derived target types of
+// off the shared-memory path), when rail 0 has a one-sided transport (UCX:
+// Core::remote_memory), the window maps its memory at creation and every
+// member unpacks the keys of the ranks UCX reaches (RmaWindow::MapDirect /
+// SetDirectKey, exchanged with an allgather). Puts and gets to those ranks
+// whose target is one contiguous run go as UCX puts and gets. When UCX
+// reaches every rank from every rank (the "ucx" path; with several ranks
+// per node the node's ranks are served by the shared-memory driver, so
+// only the other nodes' ranks are reached: "ucx+am"), accumulates,
+// get-accumulates, fetch-and-op and compare-and-swap on 4- and 8-byte C
+// integer types with MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE,
+// MPI_NO_OP (and compare-and-swap) go as one UCX atomic per element (on
+// "ucx+am" all accumulates stay active messages: the node's ranks could
+// not take UCX to a location the others update by UCX). Everything else (derived target types of
 // puts and gets, other ops and types, locks, PSCW signals) stays on active
 // messages. Element-wise atomicity across the two accumulate paths: the
 // route depends only on (op, basic type), never on the count, the layout
@@ -125,9 +129,11 @@ struct Win {
   // (ShmCtlBytes), null on the active-message path.
   bool shm = false;
   uint8_t* ctl = nullptr;
-  // The UCX path (see the banner), and whether its atomics are fenced
-  // (accumulate_ordering is not "none").
+  // The UCX path (see the banner): puts and gets to the ranks UCX reaches
+  // (RmaWindow::direct), atomics too when it reaches every rank
+  // (ucx_atomics), fenced unless accumulate_ordering is "none".
   bool ucx = false;
+  bool ucx_atomics = false;
   bool ucx_ordered = true;
   // Memory the window owns: Win_allocate's, or a shared segment.
   void* owned = nullptr;
@@ -662,13 +668,16 @@ void* MapSegment(Win& w, size_t total) {
   return seg;
 }
 
-// The UCX path (see the banner): every rank maps its memory, and when all
-// could (RONDO_RMA_UCX on every rank, every member reached by UCX), every
-// rank unpacks every other's key. Collective; leaves w.ucx false when any
-// rank cannot, and fails only on a communication error.
+// The UCX path (see the banner): every rank maps its memory and, when all
+// could (RONDO_RMA_UCX on every rank), unpacks the key of every rank UCX
+// reaches. Collective; leaves w.ucx false when any rank cannot, sets
+// w.ucx_atomics when UCX reaches every rank from every rank, and fails only
+// on a communication error.
 int SetUpUcx(State& st, Win& w) {
-  auto packed = st.rma_ucx ? w.rma->MapDirect(w.c->world)
-                           : Result<std::vector<uint8_t>>(Status::kUnsupported);
+  bool all = false;
+  auto packed = st.rma_ucx
+                    ? w.rma->MapDirect(w.c->world, &all)
+                    : Result<std::vector<uint8_t>>(Status::kUnsupported);
   int mine = packed.ok() ? static_cast<int>(packed.value().size()) : -1;
   const int n = w.c->size;
   std::vector<int> lens(n);
@@ -687,17 +696,20 @@ int SetUpUcx(State& st, Win& w) {
                               MPI_BYTE, w.comm);
       e != MPI_SUCCESS)
     return e;
-  int ok = 1;
-  for (int r = 0; r < n && ok; ++r)
-    ok = w.rma->SetDirectKey(
-             w.c->world[r],
-             std::span<const uint8_t>(keys.data() + displs[r], lens[r])) ==
-         Status::kOk;
-  int all_ok = 0;
-  if (int e = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, w.comm);
+  // ok[0]: every key unpacked or not reachable; ok[1]: every rank reached.
+  int ok[2] = {1, all ? 1 : 0};
+  for (int r = 0; r < n && ok[0]; ++r) {
+    const Status s = w.rma->SetDirectKey(
+        w.c->world[r],
+        std::span<const uint8_t>(keys.data() + displs[r], lens[r]));
+    ok[0] = s == Status::kOk || s == Status::kUnsupported;
+  }
+  int all_ok[2] = {0, 0};
+  if (int e = PMPI_Allreduce(ok, all_ok, 2, MPI_INT, MPI_LAND, w.comm);
       e != MPI_SUCCESS)
     return e;
-  w.ucx = all_ok != 0;
+  w.ucx = all_ok[0] != 0;
+  w.ucx_atomics = w.ucx && all_ok[1] != 0;
   const std::string* ordering = w.info.Find("accumulate_ordering");
   w.ucx_ordered = ordering == nullptr || *ordering != "none";
   return MPI_SUCCESS;
@@ -847,7 +859,10 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
     }
   {
     std::lock_guard<std::mutex> lock(st.detached_mu);
-    w->info.Set("rondo_rma_path", w->shm ? "shm" : w->ucx ? "ucx" : "am");
+    w->info.Set("rondo_rma_path", w->shm           ? "shm"
+                                  : w->ucx_atomics ? "ucx"
+                                  : w->ucx         ? "ucx+am"
+                                                   : "am");
   }
   Win* raw = w.get();
   const MPI_Win h = st.wins.Add(std::move(w));
@@ -1072,18 +1087,22 @@ bool IssueUcx(Win& w, const OpArgs& a, RmaPending& p, int job,
   Status s = Status::kOk;
   switch (a.kind) {
     case OpKind::kPut:
-      if (blocks.size() != 1) return false;
+      if (blocks.size() != 1 || !w.rma->direct(job)) return false;
       s = w.rma->DirectPut(job, blocks[0].offset, p.packed.data(),
                            p.packed.size(), p.op);
       break;
     case OpKind::kGet:
-      if (blocks.size() != 1) return false;
+      if (blocks.size() != 1 || !w.rma->direct(job)) return false;
       s = w.rma->DirectGet(job, blocks[0].offset, p.result.data(),
                            p.result.size(), p.op);
       break;
     case OpKind::kAcc:
     case OpKind::kGetAcc:
     case OpKind::kCas: {
+      // Atomics only when every rank reaches every target through UCX:
+      // otherwise some origins would update a location by active messages
+      // while others use UCX (see the banner).
+      if (!w.ucx_atomics) return false;
       AtomicOp aop = AtomicOp::kAdd;
       size_t element = 0;
       const MPI_Datatype b =
@@ -1283,7 +1302,7 @@ int Issue(State& st, Win& w, const OpArgs& a) {
   bool in_place = false;
   if (w.ucx && tbytes > 0 && blocks.size() == 1 &&
       (a.kind == OpKind::kPut || a.kind == OpKind::kGet) && ot &&
-      ot->is_contiguous()) {
+      ot->is_contiguous() && w.rma->direct(job)) {
     auto* user =
         static_cast<uint8_t*>(const_cast<void*>(a.origin)) + ot->true_lb();
     const Status s =
