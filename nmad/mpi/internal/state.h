@@ -495,8 +495,9 @@ class State {
   // RONDO_RMA_SHM: one-node MPI_Win_allocate(_shared) windows by
   // load/store in a shared segment (win.cc), else active messages.
   bool rma_shm = true;
-  // RONDO_RMA_UCX: windows whose ranks UCX reaches use its one-sided
-  // operations for contiguous puts, gets and integer atomics (win.cc).
+  // RONDO_RMA_UCX: windows use UCX's one-sided operations for contiguous
+  // puts and gets to the ranks it reaches, and integer atomics when it
+  // reaches every rank (win.cc).
   bool rma_ucx = true;
   // Windows on the shared-memory path by handle % kFastWins, for win.cc's
   // fast path (FastWin): set at creation, cleared before the window is
