@@ -1752,6 +1752,12 @@ const topology::CpuSet& Core::task_cpuset() const noexcept {
 
 Status Core::Barrier() noexcept { return impl_->bootstrap->Barrier(); }
 
+bool Core::PeerFailed(int rank) const noexcept {
+  const CoreImpl& c = *impl_;
+  return rank >= 0 && rank < c.size &&
+         c.gates[rank]->failed.load(std::memory_order_acquire);
+}
+
 std::string Core::FailureText(int rank) const {
   return impl_->failures.Text(rank);
 }

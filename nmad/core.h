@@ -388,6 +388,9 @@ class Core {
   Status Barrier() noexcept;
   // What is known of `rank`'s failure ("" while it is alive).
   std::string FailureText(int rank) const;
+  // Whether `rank` is known to have failed (one atomic load; false for a
+  // bad rank). Any thread.
+  bool PeerFailed(int rank) const noexcept;
   CoreStats stats() const noexcept;
 
  private:

@@ -194,8 +194,11 @@ RmaWindow::~RmaWindow() {
   Close();
   (void)session_.RegisterHandler(kRmaHandler, &Dropped, nullptr);
   if (remote_ != nullptr) {
-    for (DirectKey& k : keys_)
-      if (k.key != nullptr) remote_->ReleaseKey(k.key);
+    // The keys of failed targets stay: operations abandoned to them may
+    // still be in the transport, which reads their key until it ends them.
+    for (int t = 0; t < nranks_; ++t)
+      if (keys_[t].key != nullptr && !session_.core().PeerFailed(t))
+        remote_->ReleaseKey(keys_[t].key);
     if (region_ != nullptr) remote_->Unmap(region_);
   }
   // Answers still being sent keep their buffers until done.
@@ -459,6 +462,10 @@ Status RmaWindow::DirectTargetAddress(int target, int64_t offset,
                                       size_t bytes,
                                       uint64_t* at) const noexcept {
   if (!direct(target)) return Status::kInvalidArgument;
+  // A dead target's transport may never complete an operation (UCX
+  // without peer error handling): refused, the caller takes the
+  // active-message path, which fails it with kPeerFailed.
+  if (session_.core().PeerFailed(target)) return Status::kInvalidArgument;
   const DirectKey& k = keys_[static_cast<size_t>(target)];
   if (offset < 0 || static_cast<uint64_t>(offset) > k.size ||
       bytes > k.size - static_cast<uint64_t>(offset) || k.key == nullptr)
@@ -566,7 +573,7 @@ Status RmaWindow::DirectFlush(int target, RmaOp& op) noexcept {
   const int hi = target < 0 ? nranks_ : target + 1;
   op.flush_marks_.clear();
   for (int t = lo; t < hi; ++t) {
-    if (!direct(t)) continue;
+    if (!direct(t) || session_.core().PeerFailed(t)) continue;
     const uint64_t issued = issued_[t].load(std::memory_order_acquire);
     if (issued > flushed_[t].load(std::memory_order_acquire))
       op.flush_marks_.emplace_back(t, issued);  // capacity kept: nranks_

@@ -331,6 +331,7 @@ State::State() {
 
 State::~State() {
   core_.reset();  // collective: barrier, then closes the rails
+  rma_abandoned.clear();  // the transport has let go of them
   engine_->Shutdown();
 }
 

@@ -107,6 +107,9 @@ struct RmaPending {
   // 0 open, 1 being finished (by one thread), 2 finished: several threads
   // may complete one operation (flushes, a request's wait).
   std::atomic<int> finish_state{0};
+  // Given up on: its target failed before the transport completed it (it
+  // then lives in State::rma_abandoned).
+  std::atomic<bool> abandoned{false};
   int error = MPI_SUCCESS;
   const char* fn = "";
 };
@@ -436,7 +439,14 @@ int FinishPending(Win& w, RmaPending& p) {
 }
 
 int FinishPendingOnce(Win& w, RmaPending& p) {
-  switch (p.op.error()) {
+  RmaError error = p.abandoned.load(std::memory_order_acquire)
+                       ? RmaError::kPeerFailed
+                       : p.op.error();
+  // A transport error from a target since known dead is its failure.
+  if (error == RmaError::kTransport &&
+      Mpi()->core().PeerFailed(w.c->world[p.target]))
+    error = RmaError::kPeerFailed;
+  switch (error) {
     case RmaError::kOk:
       if (p.result_type && p.result_count > 0 && !p.result.empty())
         p.result_type->Unpack(p.result.data(),
@@ -470,6 +480,35 @@ int FinishPendingOnce(Win& w, RmaPending& p) {
   return p.error;
 }
 
+// Whether window rank `target` (-1: any rank of the window) is known to
+// have failed.
+bool WinRankFailed(State& st, Win& w, int target) {
+  if (target >= 0) return st.core().PeerFailed(w.c->world[target]);
+  for (int r = 0; r < w.c->size; ++r)
+    if (st.core().PeerFailed(w.c->world[r])) return true;
+  return false;
+}
+
+// Waits (progressing) until `done` holds or window rank `target` (-1: any)
+// is known to have failed; returns done(). Active messages to a failed
+// rank complete with kPeerFailed; UCX operations may never complete.
+template <typename F>
+bool WaitUnlessFailed(State& st, Win& w, int target, F done) {
+  uint32_t tries = 0;
+  WaitFor(st, [&] {
+    return done() || (++tries % 256 == 0 && WinRankFailed(st, w, target));
+  });
+  return done();
+}
+
+// `p` will not complete (its target failed): kept alive for the transport,
+// finished as failed.
+void Abandon(State& st, const std::shared_ptr<RmaPending>& p) {
+  if (p->abandoned.exchange(true, std::memory_order_acq_rel)) return;
+  std::lock_guard<std::mutex> lock(st.rma_abandoned_mu);
+  st.rma_abandoned.push_back(p);
+}
+
 // Completes every pending operation to `target` (-1: all): waits for the
 // targets' answers, unpacks reads, forgets them. Returns the first error.
 int Complete(State& st, Win& w, int target) {
@@ -496,18 +535,39 @@ int Complete(State& st, Win& w, int target) {
   }
   int first = MPI_SUCCESS;
   for (auto& p : mine) {
-    WaitFor(st, [&] { return p->op.done(); });
+    if (!WaitUnlessFailed(st, w, p->target, [&] { return p->op.done(); }))
+      Abandon(st, p);
     const int e = FinishPending(w, *p);
     if (first == MPI_SUCCESS) first = e;
   }
   if (w.ucx) {
     // Remote completion of UCX puts and non-fetching atomics (the calling
     // thread's op: its flush marks keep their capacity).
-    thread_local RmaOp flush;
+    thread_local std::unique_ptr<RmaOp> flush_op;
+    if (!flush_op) flush_op = std::make_unique<RmaOp>();
+    RmaOp& flush = *flush_op;
     (void)w.rma->DirectFlush(target < 0 ? -1 : w.c->world[target], flush);
-    WaitFor(st, [&] { return flush.done(); });
-    w.rma->DirectFlushed(flush);
-    if (flush.error() != RmaError::kOk && first == MPI_SUCCESS)
+    if (!WaitUnlessFailed(st, w, target, [&] { return flush.done(); })) {
+      // A flushed target failed: the transport keeps the op.
+      {
+        std::lock_guard<std::mutex> lock(st.rma_abandoned_mu);
+        st.rma_abandoned.push_back(std::shared_ptr<RmaOp>(std::move(flush_op)));
+      }
+      const int dead = [&] {
+        for (int r = 0; r < w.c->size; ++r)
+          if (st.core().PeerFailed(w.c->world[r])) return r;
+        return target;
+      }();
+      if (first == MPI_SUCCESS)
+        first = WinError(
+            w, MPIX_ERR_PROC_FAILED, "MPI_Win_flush",
+            "rank " + std::to_string(dead) +
+                " of the window failed before its UCX operations were "
+                "flushed (" + st.core().FailureText(w.c->world[dead]) + ")");
+    } else {
+      w.rma->DirectFlushed(flush);
+    }
+    if (flush_op && flush.error() != RmaError::kOk && first == MPI_SUCCESS)
       first = WinError(w, MPI_ERR_OTHER, "MPI_Win_flush",
                        "the one-sided transport (UCX) could not flush the "
                        "operations to " +
@@ -1368,7 +1428,13 @@ int Issue(State& st, Win& w, const OpArgs& a) {
     r->fn = fn;
     r->comm = w.c;
     WinPtr keep = st.wins.Get(w.handle);
-    r->rma_done = [p] { return p->op.done(); };
+    r->rma_done = [p, &st, job] {
+      if (p->op.done()) return true;
+      // A UCX operation to a failed target may never complete.
+      if (!st.core().PeerFailed(job)) return false;
+      Abandon(st, p);
+      return true;
+    };
     r->rma_finish = [p, keep] { return FinishPending(*keep, *p); };
     *a.request = st.requests.Add(std::move(r));
     if (*a.request == MPI_REQUEST_NULL)
