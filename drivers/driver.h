@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "drivers/remote_memory.h"
 #include "engine/status.h"
 
 namespace rondo::drivers {
@@ -126,6 +127,9 @@ class Driver {
   virtual std::string_view PathTo(int /*peer*/) const noexcept {
     return caps().name;
   }
+  // The driver's own one-sided operations (drivers/remote_memory.h), or
+  // null when it has none (the default). Owned by the driver.
+  virtual RemoteMemory* remote_memory() noexcept { return nullptr; }
 
   // ---- Sleeping (optional, caps().wakeup_fd) ----
   // A file descriptor that becomes readable when Poll() has work, after a

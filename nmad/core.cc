@@ -56,6 +56,7 @@
 #include "nmad/pool.h"
 #include "nmad/rail.h"
 #include "nmad/rail_factory.h"
+#include "nmad/remote_memory.h"
 #include "nmad/rendezvous.h"
 #include "nmad/reorder.h"
 #include "nmad/request_access.h"
@@ -183,6 +184,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   int rank = 0;
   int size = 1;
   std::vector<std::unique_ptr<Rail>> rails;  // remote rails, then loopback
+  // Rail 0's one-sided operations, when its driver has them.
+  std::unique_ptr<RemoteMemory> remote_memory;
   topology::CpuSet task_cpus;  // where this core's tasks run
   uint32_t idle_before_yield = 64;  // 1 when oversubscribed
   int loopback = 0;                          // index of the loopback rail
@@ -1536,6 +1539,9 @@ Result<std::unique_ptr<Core>> Core::Create(
                          engine.SubmitError(r->poll_task));
     }
   }
+  if (remote)
+    if (drivers::RemoteMemory* ops = c.rails[0]->driver->remote_memory())
+      c.remote_memory = std::make_unique<RemoteMemory>(*c.rails[0], *ops);
   // The dynamic broadcasts' own channel, on every rank.
   c.bcasts = std::make_unique<internal::DynamicBroadcasts>(
       c, engine, c.task_cpus, c.rank, c.size);
@@ -1601,6 +1607,9 @@ drivers::bootstrap::Bootstrap& Core::bootstrap() const noexcept {
 }
 const NmadOptions& Core::options() const noexcept { return impl_->options; }
 int Core::rails() const noexcept { return impl_->loopback; }
+RemoteMemory* Core::remote_memory() const noexcept {
+  return impl_->remote_memory.get();
+}
 std::string_view Core::PathTo(int peer) const noexcept {
   const CoreImpl& c = *impl_;
   if (peer < 0 || peer >= c.size) return "";
@@ -1769,6 +1778,12 @@ const topology::CpuSet& Core::task_cpuset() const noexcept {
 }
 
 Status Core::Barrier() noexcept { return impl_->bootstrap->Barrier(); }
+
+bool Core::PeerFailed(int rank) const noexcept {
+  const CoreImpl& c = *impl_;
+  return rank >= 0 && rank < c.size &&
+         c.gates[rank]->failed.load(std::memory_order_acquire);
+}
 
 std::string Core::FailureText(int rank) const {
   return impl_->failures.Text(rank);

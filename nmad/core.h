@@ -58,7 +58,8 @@ inline constexpr int kAnyTag = -1;
 inline constexpr int kMaxTag = 0x7fffffff;
 
 class Core;
-class RailFactory;  // nmad/rail_factory.h
+class RailFactory;   // nmad/rail_factory.h
+class RemoteMemory;  // nmad/remote_memory.h
 class Session;
 namespace internal {
 struct RecvOp;
@@ -337,6 +338,10 @@ class Core {
   const NmadOptions& options() const noexcept;
   // Number of rails to remote peers.
   int rails() const noexcept;
+  // Rail 0's one-sided operations (nmad/remote_memory.h: UCX's mapped
+  // memory, put, get, atomics), or null when its transport has none. Owned
+  // by the Core. Any thread, after Create.
+  RemoteMemory* remote_memory() const noexcept;
   // The transport that carries packets to `peer` ("loopback" for this
   // rank, "shm" or "ucx" on rail 0 with RONDO_SHM; Driver::PathTo), "" for
   // a bad rank. Any thread, after Create.
@@ -387,6 +392,9 @@ class Core {
   Status Barrier() noexcept;
   // What is known of `rank`'s failure ("" while it is alive).
   std::string FailureText(int rank) const;
+  // Whether `rank` is known to have failed (one atomic load; false for a
+  // bad rank). Any thread.
+  bool PeerFailed(int rank) const noexcept;
   CoreStats stats() const noexcept;
 
  private:

@@ -126,7 +126,28 @@ SplitScratch& Scratch() {
 
 }  // namespace
 
-RmaOp::RmaOp() = default;
+RmaOp::RmaOp() {
+  direct_.fn = &RmaOp::OnDirectDone;
+  direct_.op = this;
+}
+
+void RmaOp::OnDirectDone(drivers::Completion* c, Status status,
+                         size_t) noexcept {
+  RmaOp* op = static_cast<DirectDone*>(c)->op;
+  if (status != Status::kOk) {
+    uint32_t expect = 0;
+    op->error_.compare_exchange_strong(
+        expect, static_cast<uint32_t>(status == Status::kPeerFailed
+                                          ? RmaError::kPeerFailed
+                                          : RmaError::kTransport));
+  }
+  op->pending_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void RmaOp::Posted(Status s) noexcept {
+  if (s == Status::kInProgress) return;  // OnDirectDone will count it
+  OnDirectDone(&direct_, s, 0);
+}
 RmaOp::~RmaOp() = default;
 
 bool RmaOp::done() const noexcept {
@@ -151,6 +172,15 @@ RmaWindow::RmaWindow(Session& session, Options options)
   piece_bytes_ = eager > sizeof(Header) + 256 ? eager - sizeof(Header) - 128
                                               : 128;
   nranks_ = session.size();
+  keys_.resize(static_cast<size_t>(nranks_));
+  issued_ =
+      std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(nranks_));
+  flushed_ =
+      std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(nranks_));
+  for (int i = 0; i < nranks_; ++i) {
+    issued_[i].store(0);
+    flushed_[i].store(0);
+  }
   signals_ = std::make_unique<std::atomic<uint64_t>[]>(
       static_cast<size_t>(kSignalKinds) * nranks_);
   for (int i = 0; i < kSignalKinds * nranks_; ++i) signals_[i].store(0);
@@ -163,6 +193,14 @@ RmaWindow::RmaWindow(Session& session, Options options)
 RmaWindow::~RmaWindow() {
   Close();
   (void)session_.RegisterHandler(kRmaHandler, &Dropped, nullptr);
+  if (remote_ != nullptr) {
+    // The keys of failed targets stay: operations abandoned to them may
+    // still be in the transport, which reads their key until it ends them.
+    for (int t = 0; t < nranks_; ++t)
+      if (keys_[t].key != nullptr && !session_.core().PeerFailed(t))
+        remote_->ReleaseKey(keys_[t].key);
+    if (region_ != nullptr) remote_->Unmap(region_);
+  }
   // Answers still being sent keep their buffers until done.
   for (;;) {
     bool all = true;
@@ -354,6 +392,212 @@ Status RmaWindow::Signal(int target, int kind, RmaOp& op) noexcept {
                   {}, nullptr, 0, 0, nullptr, op);
   if (s != Status::kOk) op.pending_.fetch_add(1);  // Send decremented
   return s;
+}
+
+// ---- direct operations ----
+//
+// Once a direct operation is issued its failures are the op's (error()):
+// what the caller gets back is kOk or an error other than the refusals
+// (kInvalidArgument, kUnsupported) that mean "nothing issued".
+namespace {
+Status Issued(Status s) noexcept {
+  if (!engine::IsError(s)) return Status::kOk;
+  return s == Status::kInvalidArgument || s == Status::kUnsupported
+             ? Status::kInternal
+             : s;
+}
+}  // namespace
+//
+// A packed key: the exposed base address and size (u64 each), then the
+// transport's key bytes (none for an empty exposure).
+
+Result<std::vector<uint8_t>> RmaWindow::MapDirect(
+    std::span<const int> members, bool* reaches_all) {
+  RemoteMemory* remote = session_.core().remote_memory();
+  if (remote == nullptr || options_.dynamic) return Status::kUnsupported;
+  *reaches_all = true;
+  for (int m : members)
+    if (!remote->Reaches(m)) *reaches_all = false;
+  std::vector<uint8_t> packed(16);
+  uint8_t* base = nullptr;
+  size_t size = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(mem_mu_);
+    base = base_;
+    size = size_;
+  }
+  const uint64_t words[2] = {reinterpret_cast<uintptr_t>(base), size};
+  std::memcpy(packed.data(), words, sizeof words);
+  if (size > 0 && region_ == nullptr) {
+    std::vector<uint8_t> key;
+    if (Status s = remote->Map(base, size, &region_, &key); s != Status::kOk)
+      return s;
+    packed.insert(packed.end(), key.begin(), key.end());
+  }
+  remote_ = remote;
+  return packed;
+}
+
+Status RmaWindow::SetDirectKey(int target, std::span<const uint8_t> packed) {
+  if (remote_ == nullptr) return Status::kUnsupported;
+  if (target < 0 || target >= nranks_ || packed.size() < 16)
+    return Status::kInvalidArgument;
+  DirectKey& k = keys_[static_cast<size_t>(target)];
+  if (k.set) return Status::kInvalidArgument;
+  if (!remote_->Reaches(target)) return Status::kUnsupported;
+  uint64_t words[2];
+  std::memcpy(words, packed.data(), sizeof words);
+  k.base = words[0];
+  k.size = words[1];
+  if ((k.size > 0) != (packed.size() > 16)) return Status::kInvalidArgument;
+  if (k.size > 0)
+    if (Status s = remote_->UnpackKey(target, packed.subspan(16), &k.key);
+        s != Status::kOk)
+      return s;
+  k.set = true;
+  return Status::kOk;
+}
+
+Status RmaWindow::DirectTargetAddress(int target, int64_t offset,
+                                      size_t bytes,
+                                      uint64_t* at) const noexcept {
+  if (!direct(target)) return Status::kInvalidArgument;
+  // A dead target's transport may never complete an operation (UCX
+  // without peer error handling): refused, the caller takes the
+  // active-message path, which fails it with kPeerFailed.
+  if (session_.core().PeerFailed(target)) return Status::kInvalidArgument;
+  const DirectKey& k = keys_[static_cast<size_t>(target)];
+  if (offset < 0 || static_cast<uint64_t>(offset) > k.size ||
+      bytes > k.size - static_cast<uint64_t>(offset) || k.key == nullptr)
+    return Status::kInvalidArgument;
+  *at = k.base + static_cast<uint64_t>(offset);
+  return Status::kOk;
+}
+
+Status RmaWindow::DirectPut(int target, int64_t offset, const void* data,
+                            size_t bytes, RmaOp& op) noexcept {
+  uint64_t at = 0;
+  if (Status s = DirectTargetAddress(target, offset, bytes, &at);
+      s != Status::kOk)
+    return s;
+  op.Reset(target, 1);
+  Status s = remote_->Put(target, data, bytes, at,
+                          keys_[static_cast<size_t>(target)].key, &op.direct_);
+  MarkDirty(target);
+  op.Posted(s);
+  return Issued(s);
+}
+
+Status RmaWindow::DirectGet(int target, int64_t offset, void* out,
+                            size_t bytes, RmaOp& op) noexcept {
+  uint64_t at = 0;
+  if (Status s = DirectTargetAddress(target, offset, bytes, &at);
+      s != Status::kOk)
+    return s;
+  // A get after unflushed puts to the target sees them (as on the
+  // active-message path, where the target applies messages in order).
+  if (Unflushed(target)) (void)remote_->Fence();
+  op.Reset(target, 1);
+  Status s = remote_->Get(target, out, bytes, at,
+                          keys_[static_cast<size_t>(target)].key, &op.direct_);
+  op.Posted(s);
+  return Issued(s);
+}
+
+Status RmaWindow::DirectAtomic(int target, std::span<const RmaBlock> blocks,
+                               AtomicOp aop, size_t element,
+                               const void* values, const void* compare,
+                               void* fetch, bool ordered,
+                               RmaOp& op) noexcept {
+  if (element != 4 && element != 8) return Status::kInvalidArgument;
+  const bool cas = aop == AtomicOp::kCompareSwap;
+  if (cas && (compare == nullptr || fetch == nullptr || values == nullptr))
+    return Status::kInvalidArgument;
+  // Everything is checked before anything is issued.
+  size_t n = 0;
+  for (const RmaBlock& b : blocks) {
+    uint64_t at = 0;
+    if (b.bytes < 0 || static_cast<size_t>(b.bytes) % element != 0)
+      return Status::kInvalidArgument;
+    if (Status s = DirectTargetAddress(target, b.offset,
+                                       static_cast<size_t>(b.bytes), &at);
+        s != Status::kOk)
+      return s;
+    if (at % element != 0) return Status::kUnsupported;
+    n += static_cast<size_t>(b.bytes) / element;
+  }
+  if (cas && n != 1) return Status::kInvalidArgument;
+  // A non-fetching swap still needs somewhere for the old values.
+  uint8_t* out = static_cast<uint8_t*>(fetch);
+  if (out == nullptr && aop == AtomicOp::kSwap) {
+    if (op.scratch_.size() < n * element) op.scratch_.resize(n * element);
+    out = op.scratch_.data();
+  }
+  if (cas) {
+    // The transport reads the compare value until completion: a copy.
+    if (op.scratch_.size() < element) op.scratch_.resize(element);
+    std::memcpy(op.scratch_.data(), compare, element);
+    compare = op.scratch_.data();
+  }
+  if (ordered) (void)remote_->Fence();
+  op.Reset(target, static_cast<int>(n));
+  static constexpr uint64_t kZero = 0;
+  const auto* in = static_cast<const uint8_t*>(values);
+  RemoteKey* key = keys_[static_cast<size_t>(target)].key;
+  Status first = Status::kOk;
+  size_t i = 0;
+  for (const RmaBlock& b : blocks) {
+    const uint64_t at0 = keys_[static_cast<size_t>(target)].base +
+                         static_cast<uint64_t>(b.offset);
+    for (int64_t o = 0; o < b.bytes; o += static_cast<int64_t>(element), ++i) {
+      const void* value = cas ? compare
+                          : in != nullptr ? in + i * element
+                                          : static_cast<const void*>(&kZero);
+      void* result = out != nullptr ? out + i * element : nullptr;
+      if (cas) std::memcpy(result, values, element);
+      const AtomicOp code = in == nullptr && !cas ? AtomicOp::kOr : aop;
+      Status s = remote_->Atomic(target, code, element, value, result,
+                                 at0 + static_cast<uint64_t>(o), key,
+                                 &op.direct_);
+      op.Posted(s);
+      if (engine::IsError(s) && first == Status::kOk) first = Issued(s);
+    }
+  }
+  if (fetch == nullptr) MarkDirty(target);
+  return first;
+}
+
+Status RmaWindow::DirectFlush(int target, RmaOp& op) noexcept {
+  if (remote_ == nullptr) return Status::kUnsupported;
+  const int lo = target < 0 ? 0 : target;
+  const int hi = target < 0 ? nranks_ : target + 1;
+  op.flush_marks_.clear();
+  for (int t = lo; t < hi; ++t) {
+    if (!direct(t) || session_.core().PeerFailed(t)) continue;
+    const uint64_t issued = issued_[t].load(std::memory_order_acquire);
+    if (issued > flushed_[t].load(std::memory_order_acquire))
+      op.flush_marks_.emplace_back(t, issued);  // capacity kept: nranks_
+  }
+  op.Reset(target, static_cast<int>(op.flush_marks_.size()));
+  Status first = Status::kOk;
+  for (const auto& [t, issued] : op.flush_marks_) {
+    Status s = remote_->Flush(t, &op.direct_);
+    op.Posted(s);
+    if (engine::IsError(s) && first == Status::kOk) first = Issued(s);
+  }
+  return first;
+}
+
+void RmaWindow::DirectFlushed(RmaOp& op) noexcept {
+  if (op.error() != RmaError::kOk) return;
+  for (const auto& [t, issued] : op.flush_marks_) {
+    uint64_t seen = flushed_[t].load(std::memory_order_acquire);
+    while (seen < issued &&
+           !flushed_[t].compare_exchange_weak(seen, issued,
+                                              std::memory_order_acq_rel))
+      ;
+  }
+  op.flush_marks_.clear();
 }
 
 void RmaWindow::Reply(int dest, uint32_t kind, uint64_t token,

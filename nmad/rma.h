@@ -40,6 +40,23 @@
 // once the target has released). Signals (PSCW's post and complete) are
 // counted per (kind, source) at the receiver.
 //
+// Direct operations (the one-sided transport, nmad/remote_memory.h): when
+// the Core has remote memory, a window may also map its exposed memory
+// (MapDirect) and take every member's packed key (SetDirectKey), collectively
+// at creation (the caller exchanges the bytes). DirectPut/DirectGet then
+// move one contiguous run with the transport's put and get, and
+// DirectAtomic applies a transport atomic to each 4- or 8-byte element of
+// the blocks, without the target's engine (or, when the transport emulates
+// them, with its transport progress only). A direct op is done() once the
+// transport completed it locally: gets and fetching atomics have their
+// data, puts and non-fetching atomics are remotely complete only after a
+// DirectFlush of their target, which MPI's flush, unlock, fence and
+// complete issue. Direct atomics are element-wise atomic with each other,
+// NOT with the active-message accumulates of this window (those run under
+// the target's accumulate lock): the caller routes all the accumulates
+// that may touch one location through one of the two paths (MadMPI: by
+// the operation and element type, see nmad/mpi/win.cc).
+//
 // Thread-safety: every method may be called from any thread; handlers run
 // in engine tasks. A RmaOp must stay alive and unmoved until done(); once
 // done it may start another operation, which reuses its message records
@@ -57,7 +74,9 @@
 #include <span>
 #include <vector>
 
+#include "drivers/driver.h"
 #include "nmad/core.h"
+#include "nmad/remote_memory.h"
 
 namespace rondo::nmad {
 
@@ -85,6 +104,7 @@ enum class RmaError : uint32_t {
   kRange = 1,      // a block outside the exposed or attached memory
   kNoWindow = 2,   // nothing exposed (freed window)
   kPeerFailed = 3, // the target died
+  kTransport = 4,  // the one-sided transport failed otherwise
 };
 
 // One operation in flight (or a lock, unlock or get). Owned by the caller.
@@ -104,6 +124,14 @@ class RmaOp {
 
  private:
   friend class RmaWindow;
+  // The completion every direct operation of this op reports to.
+  struct DirectDone : drivers::Completion {
+    RmaOp* op = nullptr;
+  };
+  static void OnDirectDone(drivers::Completion* c, Status status,
+                           size_t) noexcept;
+  // A direct post returned `s`: counts it unless a callback will.
+  void Posted(Status s) noexcept;
   void Reset(int target, int messages) noexcept;
   std::atomic<int> pending_{0};  // answers still expected
   std::atomic<uint32_t> error_{0};
@@ -112,6 +140,12 @@ class RmaOp {
   // Message records, kept for reuse; the first used_ are this operation's.
   std::vector<std::unique_ptr<internal::RmaPiece>> pieces_;
   size_t used_ = 0;
+  DirectDone direct_;
+  // A DirectFlush's (target, issued count) pairs, capacity kept.
+  std::vector<std::pair<int, uint64_t>> flush_marks_;
+  // Old values a non-fetching swap returns (discarded), or the copy of a
+  // compare-and-swap's compare value; capacity kept.
+  std::vector<uint8_t> scratch_;
 };
 
 class RmaWindow {
@@ -172,7 +206,74 @@ class RmaWindow {
 
   Session& session() const noexcept { return session_; }
 
+  // ---- direct operations (see the banner) ----
+  // Maps the exposed memory for the transport (static windows, after
+  // Expose): this rank's packed key for every member's SetDirectKey;
+  // *reaches_all says whether the transport reaches every rank of
+  // `members` (job ranks; those it does not reach, e.g. served by shared
+  // memory, get no key). kUnsupported when the Core has no remote memory or
+  // the window is dynamic; the transport's error otherwise.
+  Result<std::vector<uint8_t>> MapDirect(std::span<const int> members,
+                                         bool* reaches_all);
+  // `target`'s packed key (from its MapDirect). kInvalidArgument for
+  // malformed bytes, kUnsupported (no key set) for a target the transport
+  // does not reach.
+  Status SetDirectKey(int target, std::span<const uint8_t> packed);
+  // `target` has a key: direct operations may go there.
+  bool direct(int target) const noexcept {
+    return target >= 0 && target < nranks_ &&
+           keys_[static_cast<size_t>(target)].set;
+  }
+  // Writes / reads `bytes` at byte `offset` of target's exposed memory
+  // (the caller checked the range).
+  Status DirectPut(int target, int64_t offset, const void* data, size_t bytes,
+                   RmaOp& op) noexcept;
+  Status DirectGet(int target, int64_t offset, void* out, size_t bytes,
+                   RmaOp& op) noexcept;
+  // One atomic `aop` per `element` (4 or 8) bytes of the blocks, with the
+  // packed `values` (null: a fetch, kOr with zero); with `fetch` non-null the
+  // old values land there packed. kCompareSwap takes one element and
+  // `compare` (copied). `ordered`: after every operation issued before (a transport
+  // fence; MPI's accumulate_ordering). kUnsupported, nothing issued, when
+  // an element is not aligned to its size at the target.
+  Status DirectAtomic(int target, std::span<const RmaBlock> blocks,
+                      AtomicOp aop, size_t element, const void* values,
+                      const void* compare, void* fetch, bool ordered,
+                      RmaOp& op) noexcept;
+  // The Direct* operations return kInvalidArgument or kUnsupported only
+  // when nothing was issued (the caller may take the active-message path);
+  // a failure after issuing is the op's error().
+  // Remote completion of the direct puts and non-fetching atomics issued
+  // so far to `target` (-1: every target): done once flushed. Then call
+  // DirectFlushed(op), which records what the flush covered (so that later
+  // flushes skip targets with nothing new; without it they flush again).
+  // Concurrent flushes from several threads each wait for their own.
+  Status DirectFlush(int target, RmaOp& op) noexcept;
+  void DirectFlushed(RmaOp& op) noexcept;
+
  private:
+  struct DirectKey {
+    bool set = false;
+    uint64_t base = 0;
+    uint64_t size = 0;
+    RemoteKey* key = nullptr;
+  };
+  // The remote address of [offset, offset + bytes) at `target`, checked
+  // against its key's size.
+  Status DirectTargetAddress(int target, int64_t offset, size_t bytes,
+                             uint64_t* at) const noexcept;
+  // Counts a put or posted atomic to `target` (after posting it: a flush
+  // posted by whoever sees the new count covers it).
+  void MarkDirty(int target) noexcept {
+    issued_[static_cast<size_t>(target)].fetch_add(1,
+                                                   std::memory_order_acq_rel);
+  }
+  bool Unflushed(int target) const noexcept {
+    const auto t = static_cast<size_t>(target);
+    return issued_[t].load(std::memory_order_acquire) >
+           flushed_[t].load(std::memory_order_acquire);
+  }
+
   struct Waiter {
     int source;
     bool exclusive;
@@ -212,6 +313,15 @@ class RmaWindow {
   // Signals received, [kind][source].
   std::unique_ptr<std::atomic<uint64_t>[]> signals_;
   int nranks_ = 0;
+  // Direct operations: the Core's remote memory, this rank's mapped region,
+  // every member's key (by job rank), targets with unflushed puts.
+  RemoteMemory* remote_ = nullptr;
+  MemoryRegion* region_ = nullptr;
+  std::vector<DirectKey> keys_;
+  // Per target: puts and posted atomics issued, and how many of them a
+  // completed flush covers (DirectFlushed): a flush is needed while
+  // issued_ > flushed_, also when another thread's flush is in flight.
+  std::unique_ptr<std::atomic<uint64_t>[]> issued_, flushed_;
 };
 
 }  // namespace rondo::nmad

@@ -2,7 +2,8 @@
 // window's handlers run in the engine's polling task as between ranks.
 // Put, get, accumulate with an add function, get-accumulate,
 // compare-and-swap, pieces above the eager limit, range errors, locks
-// (shared together, exclusive alone) and signals.
+// (shared together, exclusive alone) and signals; without a one-sided
+// transport (loopback only) the direct operations refuse, nothing issued.
 #include "nmad/rma.h"
 
 #include <catch2/catch.hpp>
@@ -162,6 +163,35 @@ TEST_CASE("rma: locks, dynamic regions and signals") {
   while (win.Signals(1, 0) < 1) s.core->Progress();
   CHECK(win.Signals(1, 0) == 1);
   CHECK(win.Signals(0, 0) == 0);
+}
+
+TEST_CASE("rma: direct operations need a one-sided transport") {
+  Self s;
+  CHECK(s.core->remote_memory() == nullptr);
+  RmaWindow win(*s.session, {nullptr, nullptr, false});
+  int64_t mem[4] = {};
+  win.Expose(mem, sizeof mem);
+  const int self = 0;
+  bool all = false;
+  auto key = win.MapDirect(std::span<const int>(&self, 1), &all);
+  CHECK(key.status() == Status::kUnsupported);
+  const uint8_t bytes[16] = {};
+  CHECK(win.SetDirectKey(0, bytes) == Status::kUnsupported);
+  CHECK_FALSE(win.direct(0));
+  CHECK_FALSE(win.direct(-1));
+  RmaOp op;
+  int64_t v = 1;
+  CHECK(win.DirectPut(0, 0, &v, 8, op) == Status::kInvalidArgument);
+  CHECK(win.DirectGet(0, 0, &v, 8, op) == Status::kInvalidArgument);
+  const RmaBlock block{0, 8};
+  CHECK(win.DirectAtomic(0, std::span(&block, 1), AtomicOp::kAdd, 8, &v,
+                         nullptr, nullptr, true, op) ==
+        Status::kInvalidArgument);
+  CHECK(win.DirectAtomic(0, std::span(&block, 1), AtomicOp::kAdd, 3, &v,
+                         nullptr, nullptr, true, op) ==
+        Status::kInvalidArgument);
+  CHECK(win.DirectFlush(-1, op) == Status::kUnsupported);
+  CHECK(op.done());
 }
 
 }  // namespace

@@ -17,7 +17,11 @@ suite:<library>:default:<test>:2:<bytes>; a case's figures are the median
 over rounds of each round's median. Rondo's cases carry ratio_vs_openmpi
 and ratio_vs_mpich (Rondo / peer time; bandwidth: Rondo / peer rate).
 Rondo runs twice: with its defaults and with RONDO_PROGRESS=quiet
-(config "quiet").
+(config "quiet"). Two more Rondo configurations reach the other rank through
+UCX (RONDO_SHM=0 RONDO_RMA_SHM=0): "ucx" takes UCX's one-sided operations
+(MPI_Win_get_info's rondo_rma_path = ucx), "am" the same with
+RONDO_RMA_UCX=0 (active messages over UCX); the ucx cases carry
+ratio_vs_am. --libs picks the libraries (default: all).
 """
 import argparse
 import json
@@ -34,6 +38,10 @@ LAUNCH = {
                            prog],
     "rondo_quiet": lambda prog: [f"{BIN}/drivers/bootstrap/rondo-run", "-n",
                                  "2", prog],
+    "rondo_ucx": lambda prog: [f"{BIN}/drivers/bootstrap/rondo-run", "-n",
+                               "2", prog],
+    "rondo_am": lambda prog: [f"{BIN}/drivers/bootstrap/rondo-run", "-n",
+                              "2", prog],
     "openmpi": lambda prog: ["mpirun", "--allow-run-as-root",
                              "--oversubscribe", "-n", "2", "--map-by",
                              "core", "--bind-to", "core:overload-allowed",
@@ -61,6 +69,11 @@ def run_once(lib, iterations, timeout):
             # Quiet progress: the default off a single node; on one node the
             # default has no progress thread (docs/defaults.md).
             env["RONDO_PROGRESS"] = "quiet"
+        if lib in ("rondo_ucx", "rondo_am"):
+            # Every peer through UCX, no shared-memory window path: the
+            # UCX one-sided path, or active messages over UCX.
+            env.update({"RONDO_SHM": "0", "RONDO_RMA_SHM": "0",
+                        "RONDO_RMA_UCX": "1" if lib == "rondo_ucx" else "0"})
         if lib == "openmpi":
             # osc sm,ucx as tests/mpi's rma_check runs: Open MPI 4.1.4's
             # default osc/rdma fails MPI_Win_create on this machine.
@@ -94,11 +107,18 @@ def main():
     ap.add_argument("--iterations", type=float, default=1.0)
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--json")
+    ap.add_argument("--libs", default=",".join(LAUNCH),
+                    help="comma-separated, of: " + ",".join(LAUNCH))
     a = ap.parse_args()
-    rounds = {lib: {} for lib in LAUNCH}  # lib -> test -> [line per round]
+    libs = [lib for lib in a.libs.split(",") if lib]
+    for lib in libs:
+        if lib not in LAUNCH:
+            ap.error("--libs: unknown library %r (allowed: %s)" %
+                     (lib, ", ".join(LAUNCH)))
+    rounds = {lib: {} for lib in libs}  # lib -> test -> [line per round]
     errors = {}
     for r in range(a.rounds):
-        for lib in LAUNCH:
+        for lib in libs:
             lines, err = run_once(lib, a.iterations, a.timeout)
             if err:
                 errors.setdefault(lib, []).append("round %d: %s" % (r, err))
@@ -130,8 +150,12 @@ def main():
     for c in results:
         if not c["library"].startswith("rondo"):
             continue
-        for peer in ("openmpi", "mpich"):
+        peers = ("openmpi", "mpich") + (
+            ("rondo_am",) if c["library"] == "rondo_ucx" else ())
+        for peer in peers:
             p = merged.get((peer, c["test"]))
+            if peer == "rondo_am":
+                peer = "am"
             if not p or not p["median_ns"] or not c["median_ns"]:
                 c["ratio_vs_" + peer] = None
             elif "bytes_per_s" in c:
@@ -140,12 +164,13 @@ def main():
                 c["ratio_vs_" + peer] = c["median_ns"] / p["median_ns"]
     tests = sorted({c["test"] for c in results},
                    key=lambda t: (not t.startswith("rma_put_lat"), t))
-    print("%-28s %14s %14s %14s %14s  %9s %9s  %s" % (
-        "test (2 ranks, one node)", "rondo", "rondo quiet", "openmpi",
-        "mpich", "vs ompi", "vs mpich", "target"))
+    cols = "%14s " * len(libs)
+    print(("%-28s " + cols + " %9s %9s %9s  %s") % (
+        "test (2 ranks, one node)", *[l.replace("_", " ") for l in libs],
+        "vs ompi", "vs mpich", "ucx/am", "target"))
     for t in tests:
         row = []
-        for lib in LAUNCH:
+        for lib in libs:
             c = merged.get((lib, t))
             if c is None:
                 row.append("-")
@@ -158,17 +183,18 @@ def main():
             if c is not None and not c["valid"]:
                 row[-1] += "!"
         rc = merged.get(("rondo", t), {})
+        ru = merged.get(("rondo_ucx", t), {})
         fmt = lambda v: "-" if v is None else "%.2f" % v
-        print("%-28s %14s %14s %14s %14s  %9s %9s  %s" % (
-            t, row[0], row[1], row[2], row[3],
+        print(("%-28s " + cols + " %9s %9s %9s  %s") % (
+            t, *row,
             fmt(rc.get("ratio_vs_openmpi")), fmt(rc.get("ratio_vs_mpich")),
-            TARGETS.get(t, "")))
-        if "ratio" in rc:  # the busy times themselves
-            print("%-28s %14s %14s %14s %14s" % (
+            fmt(ru.get("ratio_vs_am")), TARGETS.get(t, "")))
+        if "ratio" in rc or "ratio" in ru:  # the busy times themselves
+            print(("%-28s " + cols) % (
                 "  (busy origin time)", *[
                     "-" if merged.get((lib, t)) is None else "%.3f ms" % (
                         merged[(lib, t)]["median_ns"] / 1e6)
-                    for lib in LAUNCH]))
+                    for lib in libs]))
     for lib, errs in errors.items():
         for e in errs:
             print("%s: %s" % (lib, e))

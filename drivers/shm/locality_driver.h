@@ -71,6 +71,11 @@ class LocalityDriver final : public Driver {
   bool IsLocal(int peer) const noexcept {
     return local_ != nullptr && Route(peer) == local_.get();
   }
+  // The remote driver's, once it serves a peer (RemoteMemory::Reaches
+  // says which: not the peers reached through shared memory).
+  RemoteMemory* remote_memory() noexcept override {
+    return remote_used_ ? remote_->remote_memory() : nullptr;
+  }
   Driver* local() const noexcept { return local_.get(); }
   Driver* remote() const noexcept { return remote_.get(); }
 

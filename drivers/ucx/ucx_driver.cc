@@ -140,6 +140,15 @@ struct UcxCallbacks {
     }
   }
 
+  // A one-sided operation or flush finished: `done` straight away (it only
+  // records; see remote_memory.h).
+  static void Rma(void* request, ucs_status_t status,
+                  void* user_data) noexcept {
+    ucp_request_free(request);
+    auto* done = static_cast<Completion*>(user_data);
+    if (done != nullptr) done->fn(done, FromUcsStatus(status), 0);
+  }
+
   static ucs_status_t Am(void* arg, const void* header, size_t header_length,
                          void* data, size_t length,
                          const ucp_am_recv_param_t* param) noexcept {
@@ -223,6 +232,8 @@ Status UcxDriver::Init(std::string* error) {
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_TAG;
+  if (options_.rma)
+    params.features |= UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
   if (options_.wakeup) params.features |= UCP_FEATURE_WAKEUP;
   params.name = "rondo";
   st = ucp_init(&params, config, &context_);
@@ -678,10 +689,16 @@ void UcxDriver::Close(int timeout_ms) noexcept {
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = timeout_ms > 0 ? 0 : UCP_EP_CLOSE_FLAG_FORCE;
+  std::vector<ucp_ep_h> eps;
   for (auto& p : peers_) {
     if (p == nullptr || p->ep == nullptr) continue;
-    ucs_status_ptr_t r = ucp_ep_close_nbx(p->ep, &param);
+    eps.push_back(p->ep);
     p->ep = nullptr;
+  }
+  if (self_ep_ != nullptr) eps.push_back(self_ep_);
+  self_ep_ = nullptr;
+  for (ucp_ep_h ep : eps) {
+    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(r)) {
       try {
         closing.push_back(r);
@@ -716,6 +733,183 @@ void UcxDriver::Close(int timeout_ms) noexcept {
     failures_.clear();
   }
   DeliverFinished();
+}
+
+// ---- one-sided operations ----
+
+ucp_ep_h UcxDriver::RmaEp(int peer) const noexcept {
+  if (closed_) return nullptr;
+  if (peer == options_.self) return self_ep_;
+  if (peer < 0 || static_cast<size_t>(peer) >= peers_.size() ||
+      peers_[peer] == nullptr || peers_[peer]->failed)
+    return nullptr;
+  return peers_[peer]->ep;
+}
+
+bool UcxDriver::Reaches(int peer) const noexcept {
+  if (!options_.rma || closed_) return false;
+  // Self: the endpoint is made at the first Map.
+  return peer == options_.self || RmaEp(peer) != nullptr;
+}
+
+Status UcxDriver::Map(void* base, size_t len, MemoryRegion** region,
+                      std::vector<uint8_t>* packed_key) {
+  if (!options_.rma || closed_) return Status::kUnsupported;
+  if (base == nullptr || len == 0 || region == nullptr ||
+      packed_key == nullptr)
+    return Status::kInvalidArgument;
+  if (self_ep_ == nullptr) {
+    auto address = LocalAddress();
+    if (!address.ok()) return address.status();
+    ucp_ep_params_t params{};
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    params.address =
+        reinterpret_cast<const ucp_address_t*>(address.value().data());
+    if (options_.error_handling) {
+      params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+      params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    }
+    ucs_status_t st = ucp_ep_create(worker_, &params, &self_ep_);
+    if (st != UCS_OK) {
+      self_ep_ = nullptr;
+      return FromUcsStatus(st);
+    }
+  }
+  ucp_mem_map_params_t params{};
+  params.field_mask =
+      UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = base;
+  params.length = len;
+  ucp_mem_h memh = nullptr;
+  ucs_status_t st = ucp_mem_map(context_, &params, &memh);
+  if (st != UCS_OK) return FromUcsStatus(st);
+  void* key = nullptr;
+  size_t key_len = 0;
+  st = ucp_rkey_pack(context_, memh, &key, &key_len);
+  if (st != UCS_OK) {
+    ucp_mem_unmap(context_, memh);
+    return FromUcsStatus(st);
+  }
+  const auto* bytes = static_cast<const uint8_t*>(key);
+  packed_key->assign(bytes, bytes + key_len);
+  ucp_rkey_buffer_release(key);
+  *region = reinterpret_cast<MemoryRegion*>(memh);
+  return Status::kOk;
+}
+
+void UcxDriver::Unmap(MemoryRegion* region) noexcept {
+  if (region != nullptr)
+    ucp_mem_unmap(context_, reinterpret_cast<ucp_mem_h>(region));
+}
+
+Status UcxDriver::UnpackKey(int peer, std::span<const uint8_t> packed,
+                            RemoteKey** key) {
+  ucp_ep_h ep = RmaEp(peer);
+  if (ep == nullptr) return Status::kInvalidArgument;
+  if (packed.empty() || key == nullptr) return Status::kInvalidArgument;
+  ucp_rkey_h rkey = nullptr;
+  ucs_status_t st = ucp_ep_rkey_unpack(ep, packed.data(), &rkey);
+  if (st != UCS_OK) return FromUcsStatus(st);
+  *key = reinterpret_cast<RemoteKey*>(rkey);
+  return Status::kOk;
+}
+
+void UcxDriver::ReleaseKey(RemoteKey* key) noexcept {
+  if (key != nullptr) ucp_rkey_destroy(reinterpret_cast<ucp_rkey_h>(key));
+}
+
+namespace {
+
+// The request parameters of a one-sided operation: UCX's callback with
+// `done`, no Op (UCX takes the request from its pool).
+ucp_request_param_t RmaParam(Completion* done) noexcept {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &UcxCallbacks::Rma;
+  param.user_data = done;
+  return param;
+}
+
+// What a one-sided post returned: kOk (done now), kInProgress (the
+// callback will run), or the error.
+Status RmaPosted(ucs_status_ptr_t r) noexcept {
+  if (r == nullptr) return Status::kOk;
+  if (UCS_PTR_IS_ERR(r)) {
+    Status s = FromUcsStatus(UCS_PTR_STATUS(r));
+    return IsError(s) ? s : Status::kInternal;
+  }
+  return Status::kInProgress;
+}
+
+}  // namespace
+
+Status UcxDriver::Put(int peer, const void* buf, size_t len, uint64_t remote,
+                      RemoteKey* key, Completion* done) noexcept {
+  ucp_ep_h ep = RmaEp(peer);
+  if (ep == nullptr || key == nullptr || (buf == nullptr && len > 0))
+    return ep == nullptr ? Unreachable(peer) : Status::kInvalidArgument;
+  ucp_request_param_t param = RmaParam(done);
+  return RmaPosted(ucp_put_nbx(ep, buf, len, remote,
+                               reinterpret_cast<ucp_rkey_h>(key), &param));
+}
+
+Status UcxDriver::Get(int peer, void* buf, size_t len, uint64_t remote,
+                      RemoteKey* key, Completion* done) noexcept {
+  ucp_ep_h ep = RmaEp(peer);
+  if (ep == nullptr || key == nullptr || (buf == nullptr && len > 0))
+    return ep == nullptr ? Unreachable(peer) : Status::kInvalidArgument;
+  ucp_request_param_t param = RmaParam(done);
+  return RmaPosted(ucp_get_nbx(ep, buf, len, remote,
+                               reinterpret_cast<ucp_rkey_h>(key), &param));
+}
+
+Status UcxDriver::Atomic(int peer, AtomicOp op, size_t size,
+                         const void* value, void* result, uint64_t remote,
+                         RemoteKey* key, Completion* done) noexcept {
+  ucp_ep_h ep = RmaEp(peer);
+  if (ep == nullptr || key == nullptr || value == nullptr ||
+      (size != 4 && size != 8) || remote % size != 0 ||
+      ((op == AtomicOp::kSwap || op == AtomicOp::kCompareSwap) &&
+       result == nullptr))
+    return ep == nullptr ? Unreachable(peer) : Status::kInvalidArgument;
+  ucp_atomic_op_t code = UCP_ATOMIC_OP_ADD;
+  switch (op) {
+    case AtomicOp::kAdd: code = UCP_ATOMIC_OP_ADD; break;
+    case AtomicOp::kAnd: code = UCP_ATOMIC_OP_AND; break;
+    case AtomicOp::kOr: code = UCP_ATOMIC_OP_OR; break;
+    case AtomicOp::kXor: code = UCP_ATOMIC_OP_XOR; break;
+    case AtomicOp::kSwap: code = UCP_ATOMIC_OP_SWAP; break;
+    case AtomicOp::kCompareSwap: code = UCP_ATOMIC_OP_CSWAP; break;
+  }
+  ucp_request_param_t param = RmaParam(done);
+  param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+  param.datatype = ucp_dt_make_contig(size);
+  if (result != nullptr) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    param.reply_buffer = result;
+  }
+  return RmaPosted(ucp_atomic_op_nbx(ep, code, value, 1, remote,
+                                     reinterpret_cast<ucp_rkey_h>(key),
+                                     &param));
+}
+
+Status UcxDriver::Fence() noexcept {
+  if (!options_.rma || closed_) return Status::kUnsupported;
+  return FromUcsStatus(ucp_worker_fence(worker_));
+}
+
+Status UcxDriver::Flush(int peer, Completion* done) noexcept {
+  ucp_ep_h ep = RmaEp(peer);
+  if (ep == nullptr) return Unreachable(peer);
+  ucp_request_param_t param = RmaParam(done);
+  return RmaPosted(ucp_ep_flush_nbx(ep, &param));
+}
+
+Status UcxDriver::Unreachable(int peer) const noexcept {
+  if (closed_) return Status::kCanceled;
+  const bool failed = peer >= 0 && static_cast<size_t>(peer) < peers_.size() &&
+                      peers_[peer] != nullptr && peers_[peer]->failed;
+  return failed ? Status::kPeerFailed : Status::kInvalidArgument;
 }
 
 }  // namespace rondo::drivers::ucx

@@ -55,6 +55,18 @@
 //     12.8 GB/s. Rails of one kind compare correctly; absolute values across
 //     kinds should be taken with care.
 //
+//   * one-sided operations (RemoteMemory, when options.rma): the context
+//     also has UCP_FEATURE_RMA | AMO32 | AMO64; Map is ucp_mem_map plus
+//     ucp_rkey_pack, UnpackKey ucp_ep_rkey_unpack on the peer's endpoint,
+//     Put/Get/Atomic ucp_put_nbx / ucp_get_nbx / ucp_atomic_op_nbx with a
+//     user callback and no Op (UCX's own request pool: nothing allocated per
+//     operation), Flush ucp_ep_flush_nbx, Fence ucp_worker_fence. Their
+//     completions run `done` straight from UCX's callback (inside Poll).
+//     Operations on this process's own memory go through an endpoint to
+//     its own worker, made at the first Map. UCX emulates what the selected
+//     transports lack (atomics over tcp) with messages its target worker
+//     serves: the target must be polled.
+//
 // Thread-safety: none; the caller serializes every call on one instance
 // (the worker is created UCS_THREAD_MODE_SERIALIZED). Distinct instances are
 // independent and may be used from different threads.
@@ -99,6 +111,8 @@ struct UcxDriverOptions {
   // Estimates reported by caps() until ucp_ep_evaluate_perf() refines them.
   double bandwidth_bytes_per_s = 1e9;
   double latency_ns = 5000;
+  // Request UCP_FEATURE_RMA and AMO32/AMO64: remote_memory() usable.
+  bool rma = true;
 };
 
 // The largest max_packet accepted: eager AM fragments are copied through
@@ -113,7 +127,7 @@ inline constexpr unsigned kAmId = 17;
 // and what is allowed.
 std::string ValidateOptions(const UcxDriverOptions& options);
 
-class UcxDriver final : public Driver {
+class UcxDriver final : public Driver, public RemoteMemory {
  public:
   // Creates the context and the worker. On failure returns kInvalidArgument
   // (bad options) or a mapped UCX status, and sets *error (if not null) to a
@@ -158,6 +172,28 @@ class UcxDriver final : public Driver {
   // pending (queued completions, failures); kUnsupported without wakeup.
   Status Arm() noexcept override;
 
+  // One-sided operations (drivers/remote_memory.h); null without
+  // options.rma.
+  RemoteMemory* remote_memory() noexcept override {
+    return options_.rma ? this : nullptr;
+  }
+  bool Reaches(int peer) const noexcept override;
+  Status Map(void* base, size_t len, MemoryRegion** region,
+             std::vector<uint8_t>* packed_key) override;
+  void Unmap(MemoryRegion* region) noexcept override;
+  Status UnpackKey(int peer, std::span<const uint8_t> packed,
+                   RemoteKey** key) override;
+  void ReleaseKey(RemoteKey* key) noexcept override;
+  Status Put(int peer, const void* buf, size_t len, uint64_t remote,
+             RemoteKey* key, Completion* done) noexcept override;
+  Status Get(int peer, void* buf, size_t len, uint64_t remote, RemoteKey* key,
+             Completion* done) noexcept override;
+  Status Atomic(int peer, AtomicOp op, size_t size, const void* value,
+                void* result, uint64_t remote, RemoteKey* key,
+                Completion* done) noexcept override;
+  Status Fence() noexcept override;
+  Status Flush(int peer, Completion* done) noexcept override;
+
   // Statistics for tests and diagnostics.
   uint64_t packets_received() const noexcept { return packets_received_; }
   uint64_t packets_dropped() const noexcept { return packets_dropped_; }
@@ -194,6 +230,12 @@ class UcxDriver final : public Driver {
   int DeliverFinished() noexcept;
   int DeliverFailures() noexcept;
   Peer* ConnectedPeer(int peer) noexcept;
+  // The endpoint one-sided operations to `peer` use (the self endpoint
+  // for options.self), or null.
+  ucp_ep* RmaEp(int peer) const noexcept;
+  // Why `peer` has no endpoint: kPeerFailed, kCanceled (closed) or
+  // kInvalidArgument.
+  Status Unreachable(int peer) const noexcept;
 
   // The UCX callbacks (defined in the .cc, where the UCX types are).
   friend struct UcxCallbacks;
@@ -210,6 +252,7 @@ class UcxDriver final : public Driver {
   bool perf_evaluated_ = false;
 
   std::vector<std::unique_ptr<Peer>> peers_;  // indexed by peer id
+  ucp_ep* self_ep_ = nullptr;                 // one-sided ops to self
   std::vector<std::unique_ptr<Op>> ops_;      // owns every Op ever made
   std::vector<Op*> free_ops_;
   Op* outstanding_ = nullptr;                 // intrusive list head

@@ -33,6 +33,14 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                  "one-sided windows of MPI_Win_allocate(_shared) whose ranks "
                  "share a node use load/store in one shared segment (0: "
                  "active messages served by the target's engine)"});
+  out.push_back({"RONDO_RMA_UCX", "mpi", "boolean", "1",
+                 "1|0 (also true|false, yes|no, on|off)",
+                 "one-sided windows off the shared-memory path put and "
+                 "get with UCX's own one-sided operations to the ranks UCX "
+                 "reaches (rail 0), and update 4/8-byte integers with its "
+                 "atomics when it reaches every rank (0: active messages "
+                 "for all of them); MPI_Win_get_info's rondo_rma_path says "
+                 "ucx or ucx+am"});
   out.push_back({"RONDO_MPICC_CC", "wrappers", "string", "",
                  "a C compiler command (default: the one found at install)",
                  "the C compiler rondo-mpicc runs"});

@@ -289,6 +289,7 @@ State::State() {
       "RONDO_COLL_SEGMENT_BYTES", 1, std::numeric_limits<int64_t>::max()));
   radix = static_cast<int>(config.GetInt("RONDO_COLL_RADIX", 2, 64));
   rma_shm = config.GetBool("RONDO_RMA_SHM");
+  rma_ucx = config.GetBool("RONDO_RMA_UCX");
 
   split_options = coll::SplitOptionsFromEnv();  // throws on a bad value
   // With dedicated communication cores the application thread stays on its
@@ -330,6 +331,7 @@ State::State() {
 
 State::~State() {
   core_.reset();  // collective: barrier, then closes the rails
+  rma_abandoned.clear();  // the transport has let go of them
   engine_->Shutdown();
 }
 

@@ -32,6 +32,37 @@
 // another rank, a post not yet made) progress this rank's engine between
 // tries. RONDO_RMA_SHM=0 keeps every window on active messages.
 //
+// Elsewhere (windows of MPI_Win_create, and of MPI_Win_allocate(_shared)
+// off the shared-memory path), when rail 0 has a one-sided transport (UCX:
+// Core::remote_memory), the window maps its memory at creation and every
+// member unpacks the keys of the ranks UCX reaches (RmaWindow::MapDirect /
+// SetDirectKey, exchanged with an allgather). Puts and gets to those ranks
+// whose target is one contiguous run go as UCX puts and gets. When UCX
+// reaches every rank from every rank (the "ucx" path; with several ranks
+// per node the node's ranks are served by the shared-memory driver, so
+// only the other nodes' ranks are reached: "ucx+am"), accumulates,
+// get-accumulates, fetch-and-op and compare-and-swap on 4- and 8-byte C
+// integer types with MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE,
+// MPI_NO_OP (and compare-and-swap) go as one UCX atomic per element (on
+// "ucx+am" all accumulates stay active messages: the node's ranks could
+// not take UCX to a location the others update by UCX). Everything else (derived target types of
+// puts and gets, other ops and types, locks, PSCW signals) stays on active
+// messages. Element-wise atomicity across the two accumulate paths: the
+// route depends only on (op, basic type), never on the count, the layout
+// or the origin, and MPI_NO_OP and compare-and-swap on those integer types
+// always take UCX; accumulate_ops (same_op_no_op by default, or same_op)
+// lets the implementation assume that concurrent accumulates to one
+// location use one op (and MPI_NO_OP) on one predefined type, so they all
+// take one path. (A non-standard mix, e.g. MPI_PROD and MPI_SUM on one
+// int at once, is not atomic.) A misaligned element (its address not a
+// multiple of its size) goes as an active message, also per location.
+// With accumulate_ordering other than none, each UCX atomic is fenced
+// after the operations before it. Completion: UCX puts and non-fetching
+// atomics are flushed (ucp_ep_flush_nbx) by every flush, unlock, fence and
+// complete, after the window's pending operations. Dynamic windows stay on
+// active messages (attach would need a key exchange per region).
+// RONDO_RMA_UCX=0 keeps every window off this path.
+//
 // Errors go to the window's error handler: each Win carries a Comm record
 // (`err`) whose handle is the window's and whose handler is the window's,
 // so the argument checks of args.h raise on the window.
@@ -61,6 +92,8 @@
 
 namespace rondo::nmad::mpi {
 
+using rondo::nmad::AtomicOp;
+
 // One operation issued and not yet completed by a flush, unlock, fence or
 // complete (or by its request's wait).
 struct RmaPending {
@@ -71,7 +104,12 @@ struct RmaPending {
   void* result_addr = nullptr;
   int result_count = 0;
   TypePtr result_type;
-  bool finished = false;
+  // 0 open, 1 being finished (by one thread), 2 finished: several threads
+  // may complete one operation (flushes, a request's wait).
+  std::atomic<int> finish_state{0};
+  // Given up on: its target failed before the transport completed it (it
+  // then lives in State::rma_abandoned).
+  std::atomic<bool> abandoned{false};
   int error = MPI_SUCCESS;
   const char* fn = "";
 };
@@ -94,6 +132,12 @@ struct Win {
   // (ShmCtlBytes), null on the active-message path.
   bool shm = false;
   uint8_t* ctl = nullptr;
+  // The UCX path (see the banner): puts and gets to the ranks UCX reaches
+  // (RmaWindow::direct), atomics too when it reaches every rank
+  // (ucx_atomics), fenced unless accumulate_ordering is "none".
+  bool ucx = false;
+  bool ucx_atomics = false;
+  bool ucx_ordered = true;
   // Memory the window owns: Win_allocate's, or a shared segment.
   void* owned = nullptr;
   void* mapped = nullptr;
@@ -376,11 +420,33 @@ bool LocksAllowed(Win& w, const char* fn, int* err) {
   return false;
 }
 
-// Unpacks a read and converts the target's answer: once.
+int FinishPendingOnce(Win& w, RmaPending& p);
+
+// Unpacks a read and converts the target's answer: once, by the first
+// thread that gets here; the others wait for it (it only unpacks and
+// converts) and return its code.
 int FinishPending(Win& w, RmaPending& p) {
-  if (p.finished) return p.error;
-  p.finished = true;
-  switch (p.op.error()) {
+  int open = 0;
+  if (!p.finish_state.compare_exchange_strong(open, 1,
+                                              std::memory_order_acq_rel)) {
+    while (p.finish_state.load(std::memory_order_acquire) != 2)
+      sched_yield();
+    return p.error;
+  }
+  const int e = FinishPendingOnce(w, p);
+  p.finish_state.store(2, std::memory_order_release);
+  return e;
+}
+
+int FinishPendingOnce(Win& w, RmaPending& p) {
+  RmaError error = p.abandoned.load(std::memory_order_acquire)
+                       ? RmaError::kPeerFailed
+                       : p.op.error();
+  // A transport error from a target since known dead is its failure.
+  if (error == RmaError::kTransport &&
+      Mpi()->core().PeerFailed(w.c->world[p.target]))
+    error = RmaError::kPeerFailed;
+  switch (error) {
     case RmaError::kOk:
       if (p.result_type && p.result_count > 0 && !p.result.empty())
         p.result_type->Unpack(p.result.data(),
@@ -398,6 +464,11 @@ int FinishPending(Win& w, RmaPending& p) {
                          "the target (rank " + std::to_string(p.target) +
                              ") has freed the window");
       break;
+    case RmaError::kTransport:
+      p.error = WinError(w, MPI_ERR_OTHER, p.fn,
+                         "the one-sided transport (UCX) failed an operation "
+                         "to rank " + std::to_string(p.target));
+      break;
     case RmaError::kPeerFailed: {
       std::string text = Mpi()->core().FailureText(w.c->world[p.target]);
       p.error = WinError(w, MPIX_ERR_PROC_FAILED, p.fn,
@@ -407,6 +478,35 @@ int FinishPending(Win& w, RmaPending& p) {
     }
   }
   return p.error;
+}
+
+// Whether window rank `target` (-1: any rank of the window) is known to
+// have failed.
+bool WinRankFailed(State& st, Win& w, int target) {
+  if (target >= 0) return st.core().PeerFailed(w.c->world[target]);
+  for (int r = 0; r < w.c->size; ++r)
+    if (st.core().PeerFailed(w.c->world[r])) return true;
+  return false;
+}
+
+// Waits (progressing) until `done` holds or window rank `target` (-1: any)
+// is known to have failed; returns done(). Active messages to a failed
+// rank complete with kPeerFailed; UCX operations may never complete.
+template <typename F>
+bool WaitUnlessFailed(State& st, Win& w, int target, F done) {
+  uint32_t tries = 0;
+  WaitFor(st, [&] {
+    return done() || (++tries % 256 == 0 && WinRankFailed(st, w, target));
+  });
+  return done();
+}
+
+// `p` will not complete (its target failed): kept alive for the transport,
+// finished as failed.
+void Abandon(State& st, const std::shared_ptr<RmaPending>& p) {
+  if (p->abandoned.exchange(true, std::memory_order_acq_rel)) return;
+  std::lock_guard<std::mutex> lock(st.rma_abandoned_mu);
+  st.rma_abandoned.push_back(p);
 }
 
 // Completes every pending operation to `target` (-1: all): waits for the
@@ -420,31 +520,67 @@ int Complete(State& st, Win& w, int target) {
   }
   // The calling thread's list, its capacity kept (swapped out while in use:
   // an error handler may complete another window's operations).
+  //
+  // The operations are copied, not taken, from the pending list: another
+  // thread's flush that finds them there waits for them too (a flush
+  // completes every operation issued before it, whoever completes it);
+  // they leave the list once finished.
   thread_local std::vector<std::shared_ptr<RmaPending>> spare_list;
   std::vector<std::shared_ptr<RmaPending>> mine;
   mine.swap(spare_list);
   {
     std::lock_guard<std::mutex> lock(w.mu);
-    auto keep = w.pending.begin();
-    for (auto& p : w.pending) {
-      if (target < 0 || p->target == target) {
-        mine.push_back(std::move(p));
-      } else {
-        *keep++ = std::move(p);
-      }
-    }
-    w.pending.erase(keep, w.pending.end());
+    for (const auto& p : w.pending)
+      if (target < 0 || p->target == target) mine.push_back(p);
   }
   int first = MPI_SUCCESS;
   for (auto& p : mine) {
-    WaitFor(st, [&] { return p->op.done(); });
+    if (!WaitUnlessFailed(st, w, p->target, [&] { return p->op.done(); }))
+      Abandon(st, p);
     const int e = FinishPending(w, *p);
     if (first == MPI_SUCCESS) first = e;
   }
+  if (w.ucx) {
+    // Remote completion of UCX puts and non-fetching atomics (the calling
+    // thread's op: its flush marks keep their capacity).
+    thread_local std::unique_ptr<RmaOp> flush_op;
+    if (!flush_op) flush_op = std::make_unique<RmaOp>();
+    RmaOp& flush = *flush_op;
+    (void)w.rma->DirectFlush(target < 0 ? -1 : w.c->world[target], flush);
+    if (!WaitUnlessFailed(st, w, target, [&] { return flush.done(); })) {
+      // A flushed target failed: the transport keeps the op.
+      {
+        std::lock_guard<std::mutex> lock(st.rma_abandoned_mu);
+        st.rma_abandoned.push_back(std::shared_ptr<RmaOp>(std::move(flush_op)));
+      }
+      const int dead = [&] {
+        for (int r = 0; r < w.c->size; ++r)
+          if (st.core().PeerFailed(w.c->world[r])) return r;
+        return target;
+      }();
+      if (first == MPI_SUCCESS)
+        first = WinError(
+            w, MPIX_ERR_PROC_FAILED, "MPI_Win_flush",
+            "rank " + std::to_string(dead) +
+                " of the window failed before its UCX operations were "
+                "flushed (" + st.core().FailureText(w.c->world[dead]) + ")");
+    } else {
+      w.rma->DirectFlushed(flush);
+    }
+    if (flush_op && flush.error() != RmaError::kOk && first == MPI_SUCCESS)
+      first = WinError(w, MPI_ERR_OTHER, "MPI_Win_flush",
+                       "the one-sided transport (UCX) could not flush the "
+                       "operations to " +
+                           (target < 0 ? std::string("the window's ranks")
+                                       : "rank " + std::to_string(target)));
+  }
   {
     std::lock_guard<std::mutex> lock(w.mu);
+    std::erase_if(w.pending, [](const std::shared_ptr<RmaPending>& p) {
+      return p->finish_state.load(std::memory_order_acquire) == 2;
+    });
     for (auto& p : mine)
-      if (p.use_count() == 1) {  // no request refers to it
+      if (p.use_count() == 1) {  // no request nor other flush refers to it
         p->result_type.reset();
         w.spare.push_back(std::move(p));
       }
@@ -592,6 +728,53 @@ void* MapSegment(Win& w, size_t total) {
   return seg;
 }
 
+// The UCX path (see the banner): every rank maps its memory and, when all
+// could (RONDO_RMA_UCX on every rank), unpacks the key of every rank UCX
+// reaches. Collective; leaves w.ucx false when any rank cannot, sets
+// w.ucx_atomics when UCX reaches every rank from every rank, and fails only
+// on a communication error.
+int SetUpUcx(State& st, Win& w) {
+  bool all = false;
+  auto packed = st.rma_ucx
+                    ? w.rma->MapDirect(w.c->world, &all)
+                    : Result<std::vector<uint8_t>>(Status::kUnsupported);
+  int mine = packed.ok() ? static_cast<int>(packed.value().size()) : -1;
+  const int n = w.c->size;
+  std::vector<int> lens(n);
+  if (int e = PMPI_Allgather(&mine, 1, MPI_INT, lens.data(), 1, MPI_INT,
+                             w.comm);
+      e != MPI_SUCCESS)
+    return e;
+  std::vector<int> displs(n + 1, 0);
+  for (int r = 0; r < n; ++r) {
+    if (lens[r] < 0) return MPI_SUCCESS;  // somebody cannot: active messages
+    displs[r + 1] = displs[r] + lens[r];
+  }
+  std::vector<uint8_t> keys(static_cast<size_t>(displs[n]));
+  if (int e = PMPI_Allgatherv(packed.value().data(), mine, MPI_BYTE,
+                              keys.data(), lens.data(), displs.data(),
+                              MPI_BYTE, w.comm);
+      e != MPI_SUCCESS)
+    return e;
+  // ok[0]: every key unpacked or not reachable; ok[1]: every rank reached.
+  int ok[2] = {1, all ? 1 : 0};
+  for (int r = 0; r < n && ok[0]; ++r) {
+    const Status s = w.rma->SetDirectKey(
+        w.c->world[r],
+        std::span<const uint8_t>(keys.data() + displs[r], lens[r]));
+    ok[0] = s == Status::kOk || s == Status::kUnsupported;
+  }
+  int all_ok[2] = {0, 0};
+  if (int e = PMPI_Allreduce(ok, all_ok, 2, MPI_INT, MPI_LAND, w.comm);
+      e != MPI_SUCCESS)
+    return e;
+  w.ucx = all_ok[0] != 0;
+  w.ucx_atomics = w.ucx && all_ok[1] != 0;
+  const std::string* ordering = w.info.Find("accumulate_ordering");
+  w.ucx_ordered = ordering == nullptr || *ordering != "none";
+  return MPI_SUCCESS;
+}
+
 // The collective part of every constructor: duplicates the communicator,
 // opens the window's session, registers the handlers, exchanges sizes.
 // `base`/`size` is this rank's memory (not for dynamic windows); for
@@ -712,10 +895,6 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
       w->shared_bases[w->c->rank] = base;
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(st.detached_mu);
-    w->info.Set("rondo_rma_path", w->shm ? "shm" : "am");
-  }
   w->base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
   if (baseptr != nullptr) *static_cast<void**>(baseptr) = base;
 
@@ -732,6 +911,19 @@ int CreateWin(State& st, MPI_Comm comm, int flavor, void* base, MPI_Aint size,
   w->rma = std::make_unique<RmaWindow>(*session.value(), options);
   if (flavor != MPI_WIN_FLAVOR_DYNAMIC)
     w->rma->Expose(base, static_cast<size_t>(size));
+  if (!w->shm && flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    if ((err = SetUpUcx(st, *w)) != MPI_SUCCESS) {
+      w->rma.reset();
+      PMPI_Comm_free(&w->comm);
+      return err;
+    }
+  {
+    std::lock_guard<std::mutex> lock(st.detached_mu);
+    w->info.Set("rondo_rma_path", w->shm           ? "shm"
+                                  : w->ucx_atomics ? "ucx"
+                                  : w->ucx         ? "ucx+am"
+                                                   : "am");
+  }
   Win* raw = w.get();
   const MPI_Win h = st.wins.Add(std::move(w));
   raw->handle = h;
@@ -906,6 +1098,90 @@ void ShmIssue(Win& w, const OpArgs& a, const TypePtr& ot, const TypePtr& rt,
   }
 }
 
+// The UCX atomic that performs `op` (kind kAcc, kGetAcc or kCas) on
+// elements of `basic`, when there is one: 4- and 8-byte C integers with
+// MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_REPLACE, MPI_NO_OP, and
+// compare-and-swap. The choice depends on (op, basic) alone (see the
+// banner: one path per location).
+bool UcxAtomic(OpKind kind, MPI_Op op, MPI_Datatype basic, AtomicOp* aop,
+               size_t* element) {
+  switch (basic) {
+    case MPI_INT: case MPI_UNSIGNED: case MPI_LONG: case MPI_UNSIGNED_LONG:
+    case MPI_LONG_LONG: case MPI_UNSIGNED_LONG_LONG: case MPI_INT32_T:
+    case MPI_INT64_T: case MPI_UINT32_T: case MPI_UINT64_T: case MPI_AINT:
+    case MPI_OFFSET: case MPI_COUNT:
+      break;
+    default:
+      return false;
+  }
+  const Datatype* t = Predefined(basic);
+  if (t == nullptr || (t->size() != 4 && t->size() != 8)) return false;
+  *element = static_cast<size_t>(t->size());
+  if (kind == OpKind::kCas) {
+    *aop = AtomicOp::kCompareSwap;
+    return true;
+  }
+  if (op == MPI_SUM) {
+    *aop = AtomicOp::kAdd;
+  } else if (op == MPI_BAND) {
+    *aop = AtomicOp::kAnd;
+  } else if (op == MPI_BOR) {
+    *aop = AtomicOp::kOr;
+  } else if (op == MPI_BXOR) {
+    *aop = AtomicOp::kXor;
+  } else if (op == MPI_REPLACE) {
+    *aop = AtomicOp::kSwap;
+  } else if (op == MPI_NO_OP) {
+    *aop = AtomicOp::kOr;  // with no values: a fetch (or with zero)
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Issues a checked operation on the UCX path when it has one (true), else
+// leaves it to active messages (false, nothing issued): a put or get whose
+// target is one run, an atomic UcxAtomic knows, aligned at the target.
+bool IssueUcx(Win& w, const OpArgs& a, RmaPending& p, int job,
+              std::span<const RmaBlock> blocks, MPI_Datatype basic) {
+  Status s = Status::kOk;
+  switch (a.kind) {
+    case OpKind::kPut:
+      if (blocks.size() != 1 || !w.rma->direct(job)) return false;
+      s = w.rma->DirectPut(job, blocks[0].offset, p.packed.data(),
+                           p.packed.size(), p.op);
+      break;
+    case OpKind::kGet:
+      if (blocks.size() != 1 || !w.rma->direct(job)) return false;
+      s = w.rma->DirectGet(job, blocks[0].offset, p.result.data(),
+                           p.result.size(), p.op);
+      break;
+    case OpKind::kAcc:
+    case OpKind::kGetAcc:
+    case OpKind::kCas: {
+      // Atomics only when every rank reaches every target through UCX:
+      // otherwise some origins would update a location by active messages
+      // while others use UCX (see the banner).
+      if (!w.ucx_atomics) return false;
+      AtomicOp aop = AtomicOp::kAdd;
+      size_t element = 0;
+      const MPI_Datatype b =
+          a.kind == OpKind::kCas ? a.target_type : basic;
+      if (!UcxAtomic(a.kind, a.op, b, &aop, &element)) return false;
+      const bool fetch_only = a.kind == OpKind::kGetAcc && a.op == MPI_NO_OP;
+      s = w.rma->DirectAtomic(
+          job, blocks, aop, element, fetch_only ? nullptr : p.packed.data(),
+          a.kind == OpKind::kCas ? a.compare : nullptr,
+          a.kind == OpKind::kAcc ? nullptr : p.result.data(), w.ucx_ordered,
+          p.op);
+      break;
+    }
+  }
+  // Refused before anything was issued (a misaligned element): active
+  // messages. Any other failure completes the op with its error.
+  return s != Status::kUnsupported && s != Status::kInvalidArgument;
+}
+
 int Issue(State& st, Win& w, const OpArgs& a) {
   const char* fn = a.fn;
   int err = MPI_SUCCESS;
@@ -1072,19 +1348,37 @@ int Issue(State& st, Win& w, const OpArgs& a) {
     p->result.clear();
     p->result_addr = nullptr;
     p->result_count = 0;
-    p->finished = false;
+    p->finish_state.store(0, std::memory_order_relaxed);
     p->error = MPI_SUCCESS;
   } else {
     p = std::make_shared<RmaPending>();
   }
   p->target = a.target;
   p->fn = fn;
+  const int job = w.c->world[a.target];
+  // On the UCX path a put or get between a contiguous origin buffer and one
+  // target run moves in place: MPI leaves the origin buffer to the
+  // operation until it completes (no pack, no unpack).
+  bool in_place = false;
+  if (w.ucx && tbytes > 0 && blocks.size() == 1 &&
+      (a.kind == OpKind::kPut || a.kind == OpKind::kGet) && ot &&
+      ot->is_contiguous() && w.rma->direct(job)) {
+    auto* user =
+        static_cast<uint8_t*>(const_cast<void*>(a.origin)) + ot->true_lb();
+    const Status s =
+        a.kind == OpKind::kPut
+            ? w.rma->DirectPut(job, blocks[0].offset, user,
+                               static_cast<size_t>(tbytes), p->op)
+            : w.rma->DirectGet(job, blocks[0].offset, user,
+                               static_cast<size_t>(tbytes), p->op);
+    in_place = s != Status::kInvalidArgument;
+  }
   // Pack the origin's data.
-  if (!no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
+  if (!in_place && !no_origin && a.kind != OpKind::kGet && ot && tbytes > 0) {
     p->packed.resize(static_cast<size_t>(tbytes));
     ot->Pack(a.origin, a.origin_count, p->packed.data());
   }
-  if (reads && tbytes > 0) {
+  if (!in_place && reads && tbytes > 0) {
     p->result.resize(static_cast<size_t>(tbytes));
     p->result_type = rt;
     p->result_addr = a.kind == OpKind::kGet ? const_cast<void*>(a.origin)
@@ -1093,9 +1387,12 @@ int Issue(State& st, Win& w, const OpArgs& a) {
                       : a.kind == OpKind::kGetAcc ? a.result_count
                                                   : 1;
   }
-  const int job = w.c->world[a.target];
   Status s = Status::kOk;
-  if (tbytes == 0) {
+  if (in_place) {
+    // issued above
+  } else if (w.ucx && tbytes > 0 && IssueUcx(w, a, *p, job, blocks, basic)) {
+    // issued on the UCX path
+  } else if (tbytes == 0) {
     // Nothing moves; the target still answers, which keeps ordering simple.
     s = w.rma->Put(job, {}, nullptr, p->op);
   } else {
@@ -1131,7 +1428,13 @@ int Issue(State& st, Win& w, const OpArgs& a) {
     r->fn = fn;
     r->comm = w.c;
     WinPtr keep = st.wins.Get(w.handle);
-    r->rma_done = [p] { return p->op.done(); };
+    r->rma_done = [p, &st, job] {
+      if (p->op.done()) return true;
+      // A UCX operation to a failed target may never complete.
+      if (!st.core().PeerFailed(job)) return false;
+      Abandon(st, p);
+      return true;
+    };
     r->rma_finish = [p, keep] { return FinishPending(*keep, *p); };
     *a.request = st.requests.Add(std::move(r));
     if (*a.request == MPI_REQUEST_NULL)

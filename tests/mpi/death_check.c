@@ -8,6 +8,14 @@
  * it died is still received after the failure is known (as in ULFM).
  *
  *   death_check            (at least 2 ranks; the last one dies)
+ *   death_check --rma      the same, and in a lock_all epoch opened before
+ *                          the death: a put and a get to the dying rank
+ *                          right after it dies (success or the failure
+ *                          named, no hang), then, once the failure is
+ *                          known, a put and a get that fail at their flush
+ *                          with MPIX_ERR_PROC_FAILED naming it (on whatever
+ *                          path the window took: UCX with RONDO_SHM=0
+ *                          RONDO_RMA_SHM=0, else active messages)
  *
  * Survivors report to rank 0 over MPI (they are alive), then leave with
  * _exit: MPI_Finalize's closing barrier would wait for the dead rank. */
@@ -54,7 +62,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int victim = size - 1;
+  const int rma = argc > 1 && strcmp(argv[1], "--rma") == 0;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Win win = MPI_WIN_NULL;
+  long long* wmem = NULL;
+  if (rma) {
+    MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &wmem, &win);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+  }
   /* A receive posted before the death, completed by it. */
   int v = 0;
   MPI_Request early = MPI_REQUEST_NULL;
@@ -72,6 +89,24 @@ int main(int argc, char** argv) {
   }
   char why[MPI_MAX_ERROR_STRING + 128];
   int ok = 1;
+  /* First, before this rank has seen the death: a put and a get issued
+   * while the victim may still be taken for alive (on the UCX path they are
+   * then in UCX when it dies, and the flush must give up on them rather
+   * than hang). They may also have completed before the victim died (it
+   * serves them while it finishes the barrier): success or the failure
+   * named, never a hang nor another error. */
+  if (rma) {
+    long long out = 5, in = -1;
+    int rc = MPI_Put(&out, 1, MPI_LONG_LONG, victim, 0, 1, MPI_LONG_LONG, win);
+    if (rc == MPI_SUCCESS)
+      rc = MPI_Get(&in, 1, MPI_LONG_LONG, victim, 1, 1, MPI_LONG_LONG, win);
+    if (rc == MPI_SUCCESS) rc = MPI_Win_flush(victim, win);
+    if (rc != MPI_SUCCESS && !NamesVictim(rc, victim, why, sizeof why)) {
+      printf("FAIL death_check rank %d: MPI_Put/Get + MPI_Win_flush to rank "
+             "%d as it dies: %s\n", rank, victim, why);
+      ok = 0;
+    }
+  }
   const int wait_rc = MPI_Wait(&early, MPI_STATUS_IGNORE);
   if (!NamesVictim(wait_rc, victim, why, sizeof why)) {
     printf("FAIL death_check rank %d: MPI_Wait on a receive from rank %d: %s\n",
@@ -94,6 +129,24 @@ int main(int argc, char** argv) {
     printf("FAIL death_check rank %d: MPI_Send to rank %d: %s\n", rank,
            victim, why);
     ok = 0;
+  }
+  /* Then, with the failure known: both fail at their flush, named. */
+  if (rma) {
+    long long out = 5, in = -1;
+    int rc = MPI_Put(&out, 1, MPI_LONG_LONG, victim, 0, 1, MPI_LONG_LONG, win);
+    if (rc == MPI_SUCCESS) rc = MPI_Win_flush(victim, win);
+    if (!NamesVictim(rc, victim, why, sizeof why)) {
+      printf("FAIL death_check rank %d: MPI_Put + MPI_Win_flush to rank %d: "
+             "%s\n", rank, victim, why);
+      ok = 0;
+    }
+    rc = MPI_Get(&in, 1, MPI_LONG_LONG, victim, 1, 1, MPI_LONG_LONG, win);
+    if (rc == MPI_SUCCESS) rc = MPI_Win_flush(victim, win);
+    if (!NamesVictim(rc, victim, why, sizeof why)) {
+      printf("FAIL death_check rank %d: MPI_Get + MPI_Win_flush from rank "
+             "%d: %s\n", rank, victim, why);
+      ok = 0;
+    }
   }
   int token = -1;
   const int late_rc = MPI_Recv(&token, 1, MPI_INT, victim, 6, MPI_COMM_WORLD,

@@ -13,6 +13,11 @@
  *                          most 60 s: without background progress at the
  *                          target the origins' unlocks never complete and
  *                          rank 0 reports it (no hang).
+ *   rma_check --threads    MPI_THREAD_MULTIPLE origins: 4 threads per rank
+ *                          in one lock_all epoch, each fetch-and-op on rank
+ *                          0's counter and put, flush, get, flush on a slot
+ *                          of its own at the right neighbour; values and
+ *                          the counter's total checked.
  *   rma_check --unfreed    an erroneous program: a window used and never
  *                          freed; MPI_Finalize warns and ends cleanly.
  *   rma_check --passive-no-progress   the same, expecting NO progress
@@ -20,14 +25,18 @@
  *                          nor the timer): shows that the check can fail.
  *
  * The fence, datatype and PSCW checks run twice: on MPI_Win_create windows
- * (Rondo: active messages) and on MPI_Win_allocate windows (Rondo on one
- * node: the shared-memory path, load/store in one segment, unless
- * RONDO_RMA_SHM=0). test_shm_path checks which path Rondo took.
+ * (Rondo: active messages, or UCX's one-sided operations when UCX reaches
+ * every rank) and on MPI_Win_allocate windows (Rondo on one node: the
+ * shared-memory path, load/store in one segment, unless RONDO_RMA_SHM=0).
+ * test_shm_path checks which path Rondo took (RMA_CHECK_PATH: the one
+ * expected off the shared-memory path, default "am"); test_atomics_mix
+ * runs contended atomics of both of Rondo's accumulate routes at once.
  *
  * Against Open MPI (the reference) the bad-input checks that name Rondo's
  * messages are left out (RONDO_MPI). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,11 +428,19 @@ static void test_shared(void) {
 }
 
 #ifdef RONDO_MPI
+/* The path Rondo takes for windows off the shared-memory path: "am", or
+ * what RMA_CHECK_PATH says ("ucx" when every rank is reached through UCX:
+ * RONDO_SHM=0, or ranks on several hosts). */
+static const char* expected_path(void) {
+  const char* env = getenv("RMA_CHECK_PATH");
+  return env && *env ? env : "am";
+}
+
 /* Which path Rondo took: on one node an MPI_Win_allocate window is on the
  * shared-memory path (info "rondo_rma_path" = "shm", and
  * MPI_Win_shared_query gives every rank's memory, which a store reaches)
- * unless RONDO_RMA_SHM=0; an MPI_Win_create window always on active
- * messages ("am"). */
+ * unless RONDO_RMA_SHM=0; an MPI_Win_create window on active messages
+ * ("am") or UCX's one-sided operations (expected_path). */
 static void test_shm_path(void) {
   chk_context("shm path");
   const char* env = getenv("RONDO_RMA_SHM");
@@ -442,8 +459,8 @@ static void test_shm_path(void) {
   MPI_Info_get(used, "rondo_rma_path", MPI_MAX_INFO_VAL - 1, value, &flag);
   MPI_Info_free(&used);
   check_true("rondo_rma_path reported", flag);
-  check_str("rondo_rma_path of Win_allocate", expect_shm ? "shm" : "am",
-            value);
+  check_str("rondo_rma_path of Win_allocate",
+            expect_shm ? "shm" : expected_path(), value);
   int right = (rank + 1) % size, left = (rank + size - 1) % size;
   MPI_Aint rsize = -1;
   int rdu = -1;
@@ -485,17 +502,135 @@ static void test_shm_path(void) {
   MPI_Win_unlock_all(win);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
-  /* MPI_Win_create windows stay on active messages. */
+  /* MPI_Win_create windows: active messages or UCX. */
   long long mem[2] = {0, 0};
   MPI_Win_create(mem, sizeof mem, sizeof(long long), MPI_INFO_NULL,
                  MPI_COMM_WORLD, &win);
   MPI_Win_get_info(win, &used);
   MPI_Info_get(used, "rondo_rma_path", MPI_MAX_INFO_VAL - 1, value, &flag);
   MPI_Info_free(&used);
-  check_str("rondo_rma_path of Win_create", "am", value);
+  check_str("rondo_rma_path of Win_create", expected_path(), value);
   MPI_Win_free(&win);
 }
 #endif
+
+/* Concurrent atomics from every rank on rank 0's window, on both accumulate
+ * paths at once: on the UCX path the 4/8-byte integer SUM, BOR, BXOR,
+ * BAND, REPLACE, NO_OP and compare-and-swap go as UCX atomics (a strided
+ * target type too, one atomic per element), MPI_PROD and doubles as active
+ * messages, in the same epochs; every total is checked (also against Open
+ * MPI, the reference). */
+static void test_atomics_mix(void) {
+  chk_context("atomics mix");
+  struct {
+    long long sum, ticket, cas, replace;
+    int isum, ior, ixor, iand;
+    int strided[4];
+    double dsum;
+    long long prod;
+  } init, *mem;
+  memset(&init, 0, sizeof init);
+  init.cas = -1;
+  init.iand = -1;
+  init.prod = 1;
+  init.replace = -1;
+  MPI_Win win;
+  mem = make_win(&init, sizeof init, 1, &win);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+#define OFF(f) ((MPI_Aint)((char*)&init.f - (char*)&init))
+  MPI_Datatype stride2;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &stride2);
+  MPI_Type_commit(&stride2);
+  const int rounds = 100;
+  long long one = 1, ticket = -1, last = 0;
+  int ione = 1, bit = 1 << rank, mask = ~(1 << rank), two[2] = {1, 2};
+  double half = 0.5;
+  long long factor = 2;
+  check_rc("lock_all", MPI_Win_lock_all(0, win));
+  for (int i = 0; i < rounds; ++i) {
+    check_rc("Accumulate SUM int64",
+             MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, OFF(sum), 1,
+                            MPI_LONG_LONG, MPI_SUM, win));
+    check_rc("Fetch_and_op SUM int64",
+             MPI_Fetch_and_op(&one, &ticket, MPI_LONG_LONG, 0, OFF(ticket),
+                              MPI_SUM, win));
+    check_rc("Accumulate SUM int",
+             MPI_Accumulate(&ione, 1, MPI_INT, 0, OFF(isum), 1, MPI_INT,
+                            MPI_SUM, win));
+    check_rc("Accumulate strided",
+             MPI_Accumulate(two, 2, MPI_INT, 0, OFF(strided), 1, stride2,
+                            MPI_SUM, win));
+    check_rc("Accumulate double (active messages)",
+             MPI_Accumulate(&half, 1, MPI_DOUBLE, 0, OFF(dsum), 1, MPI_DOUBLE,
+                            MPI_SUM, win));
+    check_rc("flush", MPI_Win_flush(0, win));
+  }
+  check_true("tickets below the total", ticket >= 0 &&
+                                            ticket < (long long)rounds * size);
+  check_rc("Accumulate BOR",
+           MPI_Accumulate(&bit, 1, MPI_INT, 0, OFF(ior), 1, MPI_INT, MPI_BOR,
+                          win));
+  check_rc("Accumulate BXOR",
+           MPI_Accumulate(&bit, 1, MPI_INT, 0, OFF(ixor), 1, MPI_INT, MPI_BXOR,
+                          win));
+  check_rc("Accumulate BAND",
+           MPI_Accumulate(&mask, 1, MPI_INT, 0, OFF(iand), 1, MPI_INT,
+                          MPI_BAND, win));
+  long long mine = rank, old = -9, expect = -1;
+  check_rc("Compare_and_swap",
+           MPI_Compare_and_swap(&mine, &expect, &old, MPI_LONG_LONG, 0,
+                                OFF(cas), win));
+  check_rc("Fetch_and_op REPLACE",
+           MPI_Fetch_and_op(&mine, &last, MPI_LONG_LONG, 0, OFF(replace),
+                            MPI_REPLACE, win));
+  check_rc("Accumulate PROD (active messages)",
+           MPI_Accumulate(&factor, 1, MPI_LONG_LONG, 0, OFF(prod), 1,
+                          MPI_LONG_LONG, MPI_PROD, win));
+  check_rc("unlock_all", MPI_Win_unlock_all(win));
+  long long olds[64], lasts[64];
+  MPI_Allgather(&old, 1, MPI_LONG_LONG, olds, 1, MPI_LONG_LONG,
+                MPI_COMM_WORLD);
+  MPI_Allgather(&last, 1, MPI_LONG_LONG, lasts, 1, MPI_LONG_LONG,
+                MPI_COMM_WORLD);
+  int winners = 0, first_replace = 0;
+  for (int r = 0; r < size; ++r) {
+    winners += olds[r] == -1;
+    first_replace += lasts[r] == -1;
+  }
+  check_ll("one compare-and-swap winner", 1, winners);
+  check_ll("one REPLACE saw the initial value", 1, first_replace);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    long long read = -1, dummy = 0;
+    check_rc("Get_accumulate NO_OP",
+             MPI_Get_accumulate(&dummy, 1, MPI_LONG_LONG, &read, 1,
+                                MPI_LONG_LONG, 0, OFF(sum), 1, MPI_LONG_LONG,
+                                MPI_NO_OP, win));
+    MPI_Win_unlock(0, win);
+    const long long total = (long long)rounds * size;
+    check_ll("NO_OP read of the sum", total, read);
+    check_ll("SUM int64", total, mem->sum);
+    check_ll("fetch-and-op total", total, mem->ticket);
+    check_ll("SUM int", total, mem->isum);
+    check_ll("strided [0]", total, mem->strided[0]);
+    check_ll("strided [1]", 0, mem->strided[1]);
+    check_ll("strided [2]", 2 * total, mem->strided[2]);
+    check_ll("strided [3]", 0, mem->strided[3]);
+    check_true("double SUM", mem->dsum == 0.5 * (double)total);
+    check_ll("BOR", (1LL << size) - 1, mem->ior);
+    check_ll("BXOR", (1LL << size) - 1, mem->ixor);
+    check_ll("BAND", ~((1 << size) - 1), mem->iand);
+    check_true("cas winner", mem->cas >= 0 && mem->cas < size);
+    check_true("replace holds a rank", mem->replace >= 0 &&
+                                           mem->replace < size);
+    check_ll("PROD", 1LL << size, mem->prod);
+  }
+#undef OFF
+  MPI_Type_free(&stride2);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+}
 
 /* Dynamic windows: attach, exchange addresses, put, detach. */
 static void test_dynamic(void) {
@@ -710,7 +845,87 @@ static int test_passive(int expect_progress) {
   return progressed;
 }
 
+enum { kRmaThreads = 4, kThreadRounds = 200 };
+static MPI_Win g_thread_win;
+
+/* One origin thread of --threads: returns its wrong values. */
+static void* rma_thread(void* arg) {
+  const int t = *(const int*)arg;
+  const int right = (rank + 1) % size;
+  const MPI_Aint slot = 1 + (MPI_Aint)rank * kRmaThreads + t;
+  long bad = 0;
+  long long one = 1, old = -1;
+  for (int i = 0; i < kThreadRounds; ++i) {
+    bad += MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 0, 0, MPI_SUM,
+                            g_thread_win) != MPI_SUCCESS;
+    long long v = (long long)(rank * kRmaThreads + t) * 1000 + i, got = -1;
+    bad += MPI_Put(&v, 1, MPI_LONG_LONG, right, slot, 1, MPI_LONG_LONG,
+                   g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Win_flush(right, g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Get(&got, 1, MPI_LONG_LONG, right, slot, 1, MPI_LONG_LONG,
+                   g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Win_flush(right, g_thread_win) != MPI_SUCCESS;
+    bad += MPI_Win_flush(0, g_thread_win) != MPI_SUCCESS;
+    bad += got != v;
+    bad += old < 0 || old >= (long long)size * kRmaThreads * kThreadRounds;
+  }
+  return (void*)bad;
+}
+
+static void test_threads(void) {
+  chk_context("threads");
+  long long* mem;
+  const MPI_Aint n = 1 + (MPI_Aint)size * kRmaThreads;
+  check_rc("Win_allocate",
+           MPI_Win_allocate(n * (MPI_Aint)sizeof(long long), sizeof(long long),
+                            MPI_INFO_NULL, MPI_COMM_WORLD, &mem,
+                            &g_thread_win));
+  for (MPI_Aint i = 0; i < n; ++i) mem[i] = -1;
+  mem[0] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_rc("lock_all", MPI_Win_lock_all(0, g_thread_win));
+  pthread_t th[kRmaThreads];
+  int ids[kRmaThreads];
+  for (int t = 0; t < kRmaThreads; ++t) {
+    ids[t] = t;
+    pthread_create(&th[t], NULL, rma_thread, &ids[t]);
+  }
+  long bad = 0;
+  for (int t = 0; t < kRmaThreads; ++t) {
+    void* r = NULL;
+    pthread_join(th[t], &r);
+    bad += (long)r;
+  }
+  check_rc("unlock_all", MPI_Win_unlock_all(g_thread_win));
+  check_ll("threads' wrong values and failed calls", 0, bad);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, g_thread_win);
+  const int left = (rank + size - 1) % size;
+  for (int t = 0; t < kRmaThreads; ++t)
+    check_ll("left's last put per thread",
+             (long long)(left * kRmaThreads + t) * 1000 + kThreadRounds - 1,
+             mem[1 + left * kRmaThreads + t]);
+  if (rank == 0)
+    check_ll("fetch-and-op total",
+             (long long)size * kRmaThreads * kThreadRounds, mem[0]);
+  MPI_Win_unlock(rank, g_thread_win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&g_thread_win);
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--threads") == 0) {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    chk_init();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_ll("provided", MPI_THREAD_MULTIPLE, provided);
+    if (provided == MPI_THREAD_MULTIPLE) test_threads();
+    int code = chk_finish("rma_check");
+    MPI_Finalize();
+    return code;
+  }
   MPI_Init(&argc, &argv);
   chk_init();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -740,6 +955,7 @@ int main(int argc, char** argv) {
 #ifdef RONDO_MPI
     test_shm_path();
 #endif
+    for (g_allocate = 0; g_allocate < 2; ++g_allocate) test_atomics_mix();
     test_locks();
     test_lock_all();
     test_attributes();

@@ -495,6 +495,15 @@ class State {
   // RONDO_RMA_SHM: one-node MPI_Win_allocate(_shared) windows by
   // load/store in a shared segment (win.cc), else active messages.
   bool rma_shm = true;
+  // RONDO_RMA_UCX: windows use UCX's one-sided operations for contiguous
+  // puts and gets to the ranks it reaches, and integer atomics when it
+  // reaches every rank (win.cc).
+  bool rma_ucx = true;
+  // One-sided operations abandoned to a failed target (win.cc): UCX may
+  // still hold them (it completes them, if ever, when its worker closes),
+  // so they live until the Core is gone.
+  std::mutex rma_abandoned_mu;
+  std::vector<std::shared_ptr<void>> rma_abandoned;
   // Windows on the shared-memory path by handle % kFastWins, for win.cc's
   // fast path (FastWin): set at creation, cleared before the window is
   // destroyed; a window whose slot another took uses the full path.
