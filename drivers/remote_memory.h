@@ -56,6 +56,11 @@ class RemoteMemory {
   // True when `peer` (or this process itself) can be reached by the
   // operations below.
   virtual bool Reaches(int peer) const noexcept = 0;
+  // True when the transport carries these operations to `peer` in
+  // software over its own messages (UCX over TCP: every put is a message
+  // the target's transport must answer). Active messages served by the
+  // target's engine then do as well or better, so callers may prefer them.
+  virtual bool Emulated(int /*peer*/) const noexcept { return false; }
   // Registers [base, base + len) (len > 0) for remote access: *region and
   // the packed key its peers unpack. kInvalidArgument, or the transport's
   // error.

@@ -32,6 +32,15 @@ bool RemoteMemory::Reaches(int peer) noexcept {
   return reaches;
 }
 
+bool RemoteMemory::Emulated(int peer) noexcept {
+  bool emulated = false;
+  (void)Held([&] {
+    emulated = ops_.Emulated(peer);
+    return Status::kOk;
+  });
+  return emulated;
+}
+
 Status RemoteMemory::Map(void* base, size_t len, MemoryRegion** region,
                          std::vector<uint8_t>* packed_key) {
   return Held([&]() noexcept {

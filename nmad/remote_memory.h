@@ -42,6 +42,7 @@ class RemoteMemory {
 
   // As drivers::RemoteMemory (peers are job ranks).
   bool Reaches(int peer) noexcept;
+  bool Emulated(int peer) noexcept;
   engine::Status Map(void* base, size_t len, MemoryRegion** region,
                      std::vector<uint8_t>* packed_key);
   void Unmap(MemoryRegion* region) noexcept;

@@ -412,12 +412,14 @@ Status Issued(Status s) noexcept {
 // transport's key bytes (none for an empty exposure).
 
 Result<std::vector<uint8_t>> RmaWindow::MapDirect(
-    std::span<const int> members, bool* reaches_all) {
+    std::span<const int> members, bool* reaches_all, bool emulated_too) {
   RemoteMemory* remote = session_.core().remote_memory();
   if (remote == nullptr || options_.dynamic) return Status::kUnsupported;
   *reaches_all = true;
+  emulated_too_ = emulated_too;
   for (int m : members)
-    if (!remote->Reaches(m)) *reaches_all = false;
+    if (!remote->Reaches(m) || (!emulated_too && remote->Emulated(m)))
+      *reaches_all = false;
   std::vector<uint8_t> packed(16);
   uint8_t* base = nullptr;
   size_t size = 0;
@@ -444,7 +446,9 @@ Status RmaWindow::SetDirectKey(int target, std::span<const uint8_t> packed) {
     return Status::kInvalidArgument;
   DirectKey& k = keys_[static_cast<size_t>(target)];
   if (k.set) return Status::kInvalidArgument;
-  if (!remote_->Reaches(target)) return Status::kUnsupported;
+  if (!remote_->Reaches(target) ||
+      (!emulated_too_ && remote_->Emulated(target)))
+    return Status::kUnsupported;
   uint64_t words[2];
   std::memcpy(words, packed.data(), sizeof words);
   k.base = words[0];

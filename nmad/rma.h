@@ -212,9 +212,13 @@ class RmaWindow {
   // *reaches_all says whether the transport reaches every rank of
   // `members` (job ranks; those it does not reach, e.g. served by shared
   // memory, get no key). kUnsupported when the Core has no remote memory or
-  // the window is dynamic; the transport's error otherwise.
+  // the window is dynamic; the transport's error otherwise. Unless
+  // `emulated_too`, a rank the transport reaches only by emulating the
+  // operations over its messages (RemoteMemory::Emulated: UCX over TCP)
+  // counts as not reached, so that active messages serve it.
   Result<std::vector<uint8_t>> MapDirect(std::span<const int> members,
-                                         bool* reaches_all);
+                                         bool* reaches_all,
+                                         bool emulated_too = false);
   // `target`'s packed key (from its MapDirect). kInvalidArgument for
   // malformed bytes, kUnsupported (no key set) for a target the transport
   // does not reach.
@@ -316,6 +320,7 @@ class RmaWindow {
   // Direct operations: the Core's remote memory, this rank's mapped region,
   // every member's key (by job rank), targets with unflushed puts.
   RemoteMemory* remote_ = nullptr;
+  bool emulated_too_ = false;  // MapDirect's argument
   MemoryRegion* region_ = nullptr;
   std::vector<DirectKey> keys_;
   // Per target: puts and posted atomics issued, and how many of them a

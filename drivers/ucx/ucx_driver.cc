@@ -90,7 +90,47 @@ struct UcxDriver::Peer {
   int id = -1;
   ucp_ep_h ep = nullptr;
   bool failed = false;
+  // Emulated(): -1 not read yet, else 0/1 (the endpoint's lanes are fixed
+  // once it is connected).
+  mutable int8_t rma_emulated = -1;
 };
+
+namespace {
+
+// True when ucp_ep_print_info's lanes that carry one-sided operations
+// ("rma#", "rma_bw#", "amo#") are all UCX's tcp transport, e.g.
+//   lane[0]:  0:tcp/rc0.0 md[0]  -> md[0]/tcp/sysdev[255] rma_bw#0 am ...
+// False when there is no such lane or the text cannot be read.
+bool OneSidedLanesAreTcp(ucp_ep_h ep) noexcept {
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  if (f == nullptr) return false;
+  ucp_ep_print_info(ep, f);
+  std::fclose(f);
+  if (text == nullptr) return false;
+  int one_sided = 0, tcp = 0;
+  for (char* line = text; line != nullptr && *line != '\0';) {
+    char* end = std::strchr(line, '\n');
+    if (end != nullptr) *end = '\0';
+    const char* lane = std::strstr(line, "lane[");
+    if (lane != nullptr && (std::strstr(line, " rma#") != nullptr ||
+                            std::strstr(line, " rma_bw#") != nullptr ||
+                            std::strstr(line, " amo#") != nullptr)) {
+      ++one_sided;
+      // "lane[N]:  R:TRANSPORT/DEVICE ...": the transport follows the
+      // first ':' after the lane's own.
+      const char* colon = std::strchr(lane, ':');
+      const char* rsc = colon ? std::strchr(colon + 1, ':') : nullptr;
+      if (rsc != nullptr && std::strncmp(rsc + 1, "tcp/", 4) == 0) ++tcp;
+    }
+    line = end ? end + 1 : nullptr;
+  }
+  std::free(text);
+  return one_sided > 0 && tcp == one_sided;
+}
+
+}  // namespace
 
 // The UCX callbacks: run inside ucp_worker_progress() (i.e. inside Poll or
 // Close), or synchronously inside ucp_request_cancel(). They only queue.
@@ -744,6 +784,15 @@ ucp_ep_h UcxDriver::RmaEp(int peer) const noexcept {
       peers_[peer] == nullptr || peers_[peer]->failed)
     return nullptr;
   return peers_[peer]->ep;
+}
+
+bool UcxDriver::Emulated(int peer) const noexcept {
+  if (!options_.rma || closed_ || peer == options_.self) return false;
+  ucp_ep_h ep = RmaEp(peer);
+  if (ep == nullptr) return false;
+  Peer& p = *peers_[peer];
+  if (p.rma_emulated < 0) p.rma_emulated = OneSidedLanesAreTcp(ep) ? 1 : 0;
+  return p.rma_emulated == 1;
 }
 
 bool UcxDriver::Reaches(int peer) const noexcept {

@@ -33,14 +33,15 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                  "one-sided windows of MPI_Win_allocate(_shared) whose ranks "
                  "share a node use load/store in one shared segment (0: "
                  "active messages served by the target's engine)"});
-  out.push_back({"RONDO_RMA_UCX", "mpi", "boolean", "1",
-                 "1|0 (also true|false, yes|no, on|off)",
+  out.push_back({"RONDO_RMA_UCX", "mpi", "choice", "auto", "auto|1|0",
                  "one-sided windows off the shared-memory path put and "
                  "get with UCX's own one-sided operations to the ranks UCX "
                  "reaches (rail 0), and update 4/8-byte integers with its "
-                 "atomics when it reaches every rank (0: active messages "
-                 "for all of them); MPI_Win_get_info's rondo_rma_path says "
-                 "ucx or ucx+am"});
+                 "atomics when it reaches every rank; auto: not to ranks "
+                 "whose one-sided lanes are UCX's tcp, which emulates them "
+                 "more slowly than active messages; 1: those too; 0: active "
+                 "messages for all; MPI_Win_get_info's rondo_rma_path says "
+                 "ucx, ucx+am or am"});
   out.push_back({"RONDO_MPICC_CC", "wrappers", "string", "",
                  "a C compiler command (default: the one found at install)",
                  "the C compiler rondo-mpicc runs"});

@@ -289,7 +289,9 @@ State::State() {
       "RONDO_COLL_SEGMENT_BYTES", 1, std::numeric_limits<int64_t>::max()));
   radix = static_cast<int>(config.GetInt("RONDO_COLL_RADIX", 2, 64));
   rma_shm = config.GetBool("RONDO_RMA_SHM");
-  rma_ucx = config.GetBool("RONDO_RMA_UCX");
+  const std::string rma_ucx_mode = config.GetChoice("RONDO_RMA_UCX");
+  rma_ucx = rma_ucx_mode != "0";
+  rma_ucx_emulated = rma_ucx_mode == "1";
 
   split_options = coll::SplitOptionsFromEnv();  // throws on a bad value
   // With dedicated communication cores the application thread stays on its

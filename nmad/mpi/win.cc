@@ -736,7 +736,7 @@ void* MapSegment(Win& w, size_t total) {
 int SetUpUcx(State& st, Win& w) {
   bool all = false;
   auto packed = st.rma_ucx
-                    ? w.rma->MapDirect(w.c->world, &all)
+                    ? w.rma->MapDirect(w.c->world, &all, st.rma_ucx_emulated)
                     : Result<std::vector<uint8_t>>(Status::kUnsupported);
   int mine = packed.ok() ? static_cast<int>(packed.value().size()) : -1;
   const int n = w.c->size;
@@ -756,19 +756,22 @@ int SetUpUcx(State& st, Win& w) {
                               MPI_BYTE, w.comm);
       e != MPI_SUCCESS)
     return e;
-  // ok[0]: every key unpacked or not reachable; ok[1]: every rank reached.
-  int ok[2] = {1, all ? 1 : 0};
+  // ok[0]: every key unpacked or not reachable; ok[1]: every rank reached;
+  // ok[2]: no other rank reached (only itself: nothing for UCX to do, e.g.
+  // every peer behind an emulating transport under RONDO_RMA_UCX=auto).
+  int ok[3] = {1, all ? 1 : 0, 1};
   for (int r = 0; r < n && ok[0]; ++r) {
     const Status s = w.rma->SetDirectKey(
         w.c->world[r],
         std::span<const uint8_t>(keys.data() + displs[r], lens[r]));
     ok[0] = s == Status::kOk || s == Status::kUnsupported;
+    if (s == Status::kOk && r != w.c->rank) ok[2] = 0;
   }
-  int all_ok[2] = {0, 0};
-  if (int e = PMPI_Allreduce(ok, all_ok, 2, MPI_INT, MPI_LAND, w.comm);
+  int all_ok[3] = {0, 0, 0};
+  if (int e = PMPI_Allreduce(ok, all_ok, 3, MPI_INT, MPI_LAND, w.comm);
       e != MPI_SUCCESS)
     return e;
-  w.ucx = all_ok[0] != 0;
+  w.ucx = all_ok[0] != 0 && all_ok[2] == 0;
   w.ucx_atomics = w.ucx && all_ok[1] != 0;
   const std::string* ordering = w.info.Find("accumulate_ordering");
   w.ucx_ordered = ordering == nullptr || *ordering != "none";

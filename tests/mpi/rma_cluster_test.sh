@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # rma_check across emulated hosts (bench/cluster/cluster.sh, docs/cluster.md):
-# 2 hosts, one rank each, UCX over tcp between them, so MPI_Win_create and
-# MPI_Win_allocate windows take UCX's one-sided operations (RMA_CHECK_PATH=ucx
-# makes rma_check assert rondo_rma_path = ucx); then the passive-target
+# 2 hosts, one rank each, UCX over tcp between them: by default windows take
+# active messages (UCX's tcp emulates one-sided operations, more slowly);
+# with RONDO_RMA_UCX=1 MPI_Win_create and MPI_Win_allocate windows take
+# UCX's one-sided operations (RMA_CHECK_PATH=ucx makes rma_check assert
+# rondo_rma_path = ucx); then the passive-target
 # check with progress threads; then 2 ranks per host, where each host's
 # pair talks through Rondo's shared-memory driver and UCX reaches only the
 # other host: puts and gets to it by UCX, the rest by active messages
@@ -49,11 +51,17 @@ run() {
   fi
 }
 
+# The defaults (RONDO_RMA_UCX=auto): UCX's one-sided lanes between the
+# hosts are its tcp transport, which emulates them more slowly than active
+# messages, so every window takes active messages (rondo_rma_path = am).
+run "the defaults over tcp: active messages" "rma_check: ok" 2 \
+  RONDO_RMA_SHM=0 RMA_CHECK_PATH=am --
+# RONDO_RMA_UCX=1 takes UCX's operations even over tcp.
 run "every mode on the UCX path" "rma_check: ok" 2 \
-  RONDO_RMA_SHM=0 RMA_CHECK_PATH=ucx --
+  RONDO_RMA_SHM=0 RONDO_RMA_UCX=1 RMA_CHECK_PATH=ucx --
 run "passive target, progress threads" "rma_check: ok" 2 \
-  RONDO_RMA_SHM=0 RONDO_PROGRESS=numa -- --passive
+  RONDO_RMA_SHM=0 RONDO_RMA_UCX=1 RONDO_PROGRESS=numa -- --passive
 run "2 ranks per host: UCX to the other host" "rma_check: ok" 4 \
-  RONDO_RMA_SHM=0 RMA_CHECK_PATH=ucx+am \
+  RONDO_RMA_SHM=0 RONDO_RMA_UCX=1 RMA_CHECK_PATH=ucx+am \
   "RONDO_RUN_RANK_WRAPPER=$TMP/two_per_host.sh {rank}" --
 echo PASS

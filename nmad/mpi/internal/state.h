@@ -499,6 +499,9 @@ class State {
   // puts and gets to the ranks it reaches, and integer atomics when it
   // reaches every rank (win.cc).
   bool rma_ucx = true;
+  // RONDO_RMA_UCX=1: UCX's one-sided operations also where its transport
+  // emulates them (tcp); auto leaves those ranks to active messages.
+  bool rma_ucx_emulated = false;
   // One-sided operations abandoned to a failed target (win.cc): UCX may
   // still hold them (it completes them, if ever, when its worker closes),
   // so they live until the Core is gone.
