@@ -33,6 +33,16 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                  "one-sided windows of MPI_Win_allocate(_shared) whose ranks "
                  "share a node use load/store in one shared segment (0: "
                  "active messages served by the target's engine)"});
+  out.push_back({"RONDO_COLL_SHM", "mpi", "boolean", "1",
+                 "1|0 (also true|false, yes|no, on|off)",
+                 "small blocking MPI_Barrier, MPI_Bcast, MPI_Reduce and "
+                 "MPI_Allreduce of a communicator whose ranks share a node "
+                 "go through flags and buffers in a segment those ranks map "
+                 "(0: the message-based algorithms; any rank's 0 turns it "
+                 "off for the communicator)"});
+  out.push_back({"RONDO_COLL_SHM_BYTES", "mpi", "integer", "16384", "0..65536",
+                 "the largest message (bytes) of those collectives on the "
+                 "shared-memory path (the smallest of the ranks' values)"});
   out.push_back({"RONDO_MPICC_CC", "wrappers", "string", "",
                  "a C compiler command (default: the one found at install)",
                  "the C compiler rondo-mpicc runs"});

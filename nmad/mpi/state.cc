@@ -289,6 +289,8 @@ State::State() {
       "RONDO_COLL_SEGMENT_BYTES", 1, std::numeric_limits<int64_t>::max()));
   radix = static_cast<int>(config.GetInt("RONDO_COLL_RADIX", 2, 64));
   rma_shm = config.GetBool("RONDO_RMA_SHM");
+  coll_shm = config.GetBool("RONDO_COLL_SHM");
+  coll_shm_bytes = config.GetInt("RONDO_COLL_SHM_BYTES", 0, 65536);
 
   split_options = coll::SplitOptionsFromEnv();  // throws on a bad value
   // With dedicated communication cores the application thread stays on its
