@@ -2,6 +2,7 @@
 #include "nmad/mpi/internal/coll_shm.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,6 +51,11 @@ struct CollShm {
   std::atomic_ref<uint64_t> Arrive(int r) const noexcept {
     return std::atomic_ref<uint64_t>(
         *reinterpret_cast<uint64_t*>(base + kFlagStride * r));
+  }
+  // The last epoch whose barrier rank 0 released (n > 2), on the second
+  // line of rank 0's flag stride.
+  std::atomic_ref<uint64_t> Release() const noexcept {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base + 64));
   }
   uint8_t* Slot(int r, uint64_t e) const noexcept {
     return base + kFlagStride * n +
@@ -151,24 +158,55 @@ CollShm* Ready(State& st, Comm& comm, coll::Collective c, uint64_t bytes) {
   return bytes <= shm->slot_bytes ? shm : nullptr;
 }
 
-// Waits until `ready` holds, progressing the engine and backing off as
-// every MadMPI wait does; looks for failed ranks now and then. -1 once
-// ready, else the failed comm rank.
+// Waits until `ready` holds, progressing the engine; looks for failed
+// ranks now and then. -1 once ready, else the failed comm rank.
+//
+// Backing off: after Core::idle_passes_before_yield() empty passes (every
+// pass on an oversubscribed node) the waiter yields the core, for up to
+// kYieldNs of idleness; then IdleBackoff takes over (sleeping on the rails'
+// wake-up fds in slices of at most 1 ms on an oversubscribed node). A flag
+// in the segment rings no fd, so a sleeper would see it only at the end of
+// its slice: the yield phase covers the waits a collective of ranks taking
+// turns on the cores usually takes (tens of microseconds).
+constexpr int64_t kYieldNs = 1000000;
+
+int64_t NowNs() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
 template <typename F>
 int Wait(State& st, const Comm& comm, F ready) {
-  for (int i = 0; i < 64; ++i) {
+  // Spinning on the flag helps only when its writer has a core of its own.
+  const uint32_t yield_after = st.core().idle_passes_before_yield();
+  const int spins = yield_after > 1 ? 16 : 1;
+  for (int i = 0; i < 4 * spins; ++i) {
     if (ready()) return -1;
     CpuRelax();
   }
   IdleBackoff backoff(st.core());
-  uint32_t passes = 0;
+  uint32_t passes = 0, idle = 0;
+  int64_t idle_since = -1;
   for (;;) {
     const int worked = ProgressPass(st, false);
-    for (int i = 0; i < 16; ++i) {
+    for (int i = 0; i < spins; ++i) {
       if (ready()) return -1;
       CpuRelax();
     }
-    backoff.Pass(worked);
+    if (worked > 0) {
+      idle = 0;
+      idle_since = -1;
+    } else if (++idle >= yield_after) {
+      idle = 0;
+      const int64_t now = NowNs();
+      if (idle_since < 0) idle_since = now;
+      if (now - idle_since < kYieldNs) {
+        sched_yield();
+      } else {
+        backoff.Pass(0);
+      }
+    }
     if ((++passes & 1023) == 0)
       for (int r = 0; r < comm.size; ++r)
         if (!st.core().FailureText(comm.world[r]).empty()) return r;
@@ -211,7 +249,23 @@ bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result) {
   if (shm == nullptr) return false;
   const uint64_t e = ++shm->epoch;
   shm->Arrive(shm->rank).store(e, std::memory_order_release);
-  const int failed = WaitAll(st, comm, *shm, e);
+  int failed = -1;
+  if (shm->n == 2 || shm->rank == 0) {
+    // Two ranks: each waits for the other (one hop). More: rank 0 gathers
+    // the arrivals and releases the others (MPICH's release/gather), so
+    // that it leaves first, and a bcast from it right after finds the
+    // others still leaving.
+    failed = WaitAll(st, comm, *shm, e);
+    if (failed < 0 && shm->n > 2)
+      shm->Release().store(e, std::memory_order_release);
+  } else {
+    std::atomic_ref<uint64_t> release = shm->Release();
+    failed = Wait(st, comm, [&] {
+      return release.load(std::memory_order_acquire) >= e;
+    });
+    // Rank 0 released after it saw every arrival.
+    if (failed < 0) shm->seen_all = e;
+  }
   *result = failed < 0 ? MPI_SUCCESS : Failed(st, comm, failed, fn);
   return true;
 }
