@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -52,21 +54,42 @@ struct CollShm {
     return std::atomic_ref<uint64_t>(
         *reinterpret_cast<uint64_t*>(base + kFlagStride * r));
   }
-  // The last epoch whose barrier rank 0 released (n > 2), on the second
-  // line of rank 0's flag stride.
+  // Rank r's doorbell, on the second line of its stride: 1 while r may
+  // sleep on it (a futex word), set back to 0 by whoever wakes it.
+  uint32_t* BellWord(int r) const noexcept {
+    return reinterpret_cast<uint32_t*>(base + kFlagStride * r + 64);
+  }
+  std::atomic_ref<uint32_t> Doorbell(int r) const noexcept {
+    return std::atomic_ref<uint32_t>(*BellWord(r));
+  }
+  // The last epoch whose barrier rank 0 released (n > 2), after the flags.
   std::atomic_ref<uint64_t> Release() const noexcept {
-    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(base + 64));
+    return std::atomic_ref<uint64_t>(
+        *reinterpret_cast<uint64_t*>(base + kFlagStride * n));
   }
   uint8_t* Slot(int r, uint64_t e) const noexcept {
-    return base + kFlagStride * n +
+    return base + kFlagStride * (n + 1) +
            (2 * static_cast<size_t>(r) + (e & 1)) * slot_bytes;
   }
   static size_t Bytes(int n, size_t slot) {
-    return kFlagStride * n + 2 * static_cast<size_t>(n) * slot;
+    return kFlagStride * (n + 1) + 2 * static_cast<size_t>(n) * slot;
+  }
+  // Stores `e` into `flag` and wakes the ranks asleep on their doorbells
+  // (Dekker with Sleep: the flag, a fence, then the doorbells).
+  void Publish(std::atomic_ref<uint64_t> flag, uint64_t e) const noexcept {
+    flag.store(e, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int q = 0; q < n; ++q) {
+      std::atomic_ref<uint32_t> bell = Doorbell(q);
+      if (bell.load(std::memory_order_relaxed) != 0 &&
+          bell.exchange(0, std::memory_order_relaxed) != 0)
+        syscall(SYS_futex, BellWord(q), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+    }
   }
 };
 
-void* MapCommSegment(MPI_Comm comm, int rank, size_t total) {
+void* MapCommSegment(MPI_Comm comm, int rank, size_t total,
+                     const char* prefix) {
   char name[64] = {};
   int fd = -1;
   int ok = 1;
@@ -75,7 +98,7 @@ void* MapCommSegment(MPI_Comm comm, int rank, size_t total) {
     // on a collision.
     std::random_device random;
     for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-      std::snprintf(name, sizeof name, "/rondo-coll-%d-%08x%08x",
+      std::snprintf(name, sizeof name, "/%.16s-%d-%08x%08x", prefix,
                     static_cast<int>(getpid()), random(), random());
       fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
       if (fd < 0 && errno != EEXIST) break;
@@ -145,7 +168,7 @@ CollShm* Ready(State& st, Comm& comm, coll::Collective c, uint64_t bytes) {
     shm->slot_bytes = (static_cast<size_t>(v[3]) + 63) / 64 * 64;
     shm->bytes = CollShm::Bytes(comm.size, shm->slot_bytes);
     shm->base = static_cast<uint8_t*>(
-        MapCommSegment(comm.handle, comm.rank, shm->bytes));
+        MapCommSegment(comm.handle, comm.rank, shm->bytes, "rondo-coll"));
     if (shm->base == nullptr) return nullptr;
     shm->scratch.resize(shm->slot_bytes);
     comm.coll_shm = std::move(shm);
@@ -161,14 +184,14 @@ CollShm* Ready(State& st, Comm& comm, coll::Collective c, uint64_t bytes) {
 // Waits until `ready` holds, progressing the engine; looks for failed
 // ranks now and then. -1 once ready, else the failed comm rank.
 //
-// Backing off: after Core::idle_passes_before_yield() empty passes (every
-// pass on an oversubscribed node) the waiter yields the core, for up to
-// kYieldNs of idleness; then IdleBackoff takes over (sleeping on the rails'
-// wake-up fds in slices of at most 1 ms on an oversubscribed node). A flag
-// in the segment rings no fd, so a sleeper would see it only at the end of
-// its slice: the yield phase covers the waits a collective of ranks taking
-// turns on the cores usually takes (tens of microseconds).
-constexpr int64_t kYieldNs = 1000000;
+// Backing off, as IdleBackoff does for the other MadMPI waits: after
+// Core::idle_passes_before_yield() empty passes (every pass on an
+// oversubscribed node) the waiter yields the core; on an oversubscribed
+// node, once it found nothing for RONDO_WAIT_SPIN_US, it sleeps on its
+// doorbell in the segment (a futex: every flag store wakes the sleepers)
+// for at most 1 ms at a time, then progresses the engine again (traffic
+// that the rails announce meanwhile waits for the end of the slice).
+constexpr int64_t kSleepSliceNs = 1000000;
 
 int64_t NowNs() noexcept {
   timespec ts;
@@ -176,16 +199,31 @@ int64_t NowNs() noexcept {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+// Sleeps on this rank's doorbell unless `ready` holds once armed.
 template <typename F>
-int Wait(State& st, const Comm& comm, F ready) {
+void Sleep(const CollShm& shm, F ready) {
+  std::atomic_ref<uint32_t> bell = shm.Doorbell(shm.rank);
+  bell.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!ready()) {
+    timespec slice{0, kSleepSliceNs};
+    syscall(SYS_futex, shm.BellWord(shm.rank), FUTEX_WAIT, 1, &slice,
+            nullptr, 0);
+  }
+  bell.store(0, std::memory_order_relaxed);
+}
+
+template <typename F>
+int Wait(State& st, const Comm& comm, const CollShm& shm, F ready) {
   // Spinning on the flag helps only when its writer has a core of its own.
   const uint32_t yield_after = st.core().idle_passes_before_yield();
+  const bool may_sleep = st.core().sleep_when_idle();
+  const int64_t spin_ns = st.engine().options().wait_spin_us * 1000;
   const int spins = yield_after > 1 ? 16 : 1;
   for (int i = 0; i < 4 * spins; ++i) {
     if (ready()) return -1;
     CpuRelax();
   }
-  IdleBackoff backoff(st.core());
   uint32_t passes = 0, idle = 0;
   int64_t idle_since = -1;
   for (;;) {
@@ -199,12 +237,16 @@ int Wait(State& st, const Comm& comm, F ready) {
       idle_since = -1;
     } else if (++idle >= yield_after) {
       idle = 0;
-      const int64_t now = NowNs();
-      if (idle_since < 0) idle_since = now;
-      if (now - idle_since < kYieldNs) {
-        sched_yield();
+      if (may_sleep) {
+        const int64_t now = NowNs();
+        if (idle_since < 0) idle_since = now;
+        if (now - idle_since >= spin_ns) {
+          Sleep(shm, ready);
+        } else {
+          sched_yield();
+        }
       } else {
-        backoff.Pass(0);
+        sched_yield();
       }
     }
     if ((++passes & 1023) == 0)
@@ -217,7 +259,7 @@ int Wait(State& st, const Comm& comm, F ready) {
 int WaitAll(State& st, const Comm& comm, CollShm& shm, uint64_t e) {
   if (shm.seen_all >= e) return -1;
   int q = 0;
-  const int failed = Wait(st, comm, [&] {
+  const int failed = Wait(st, comm, shm, [&] {
     for (; q < shm.n; ++q)
       if (shm.Arrive(q).load(std::memory_order_acquire) < e) return false;
     return true;
@@ -248,7 +290,7 @@ bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result) {
   CollShm* shm = Ready(st, comm, coll::Collective::kBarrier, 0);
   if (shm == nullptr) return false;
   const uint64_t e = ++shm->epoch;
-  shm->Arrive(shm->rank).store(e, std::memory_order_release);
+  shm->Publish(shm->Arrive(shm->rank), e);
   int failed = -1;
   if (shm->n == 2 || shm->rank == 0) {
     // Two ranks: each waits for the other (one hop). More: rank 0 gathers
@@ -257,10 +299,10 @@ bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result) {
     // others still leaving.
     failed = WaitAll(st, comm, *shm, e);
     if (failed < 0 && shm->n > 2)
-      shm->Release().store(e, std::memory_order_release);
+      shm->Publish(shm->Release(), e);
   } else {
     std::atomic_ref<uint64_t> release = shm->Release();
-    failed = Wait(st, comm, [&] {
+    failed = Wait(st, comm, *shm, [&] {
       return release.load(std::memory_order_acquire) >= e;
     });
     // Rank 0 released after it saw every arrival.
@@ -289,11 +331,11 @@ bool ShmBcast(State& st, Comm& comm, void* buf, int count,
       } else {
         type.Pack(buf, count, slot);
       }
-      shm->Arrive(root).store(e, std::memory_order_release);
+      shm->Publish(shm->Arrive(root), e);
     }
   } else {
     std::atomic_ref<uint64_t> from = shm->Arrive(root);
-    failed = Wait(st, comm, [&] {
+    failed = Wait(st, comm, *shm, [&] {
       return from.load(std::memory_order_acquire) >= e;
     });
     if (failed < 0) {
@@ -304,7 +346,7 @@ bool ShmBcast(State& st, Comm& comm, void* buf, int count,
       } else {
         type.Unpack(slot, static_cast<int64_t>(bytes), buf, count);
       }
-      shm->Arrive(comm.rank).store(e, std::memory_order_release);
+      shm->Publish(shm->Arrive(comm.rank), e);
     }
   }
   *result = failed < 0 ? MPI_SUCCESS : Failed(st, comm, failed, fn);
@@ -345,7 +387,7 @@ bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
   } else {
     type.Pack(input, count, mine);
   }
-  shm->Arrive(comm.rank).store(e, std::memory_order_release);
+  shm->Publish(shm->Arrive(comm.rank), e);
   if (!all && comm.rank != root) {
     *result = MPI_SUCCESS;
     return true;

@@ -5,13 +5,18 @@
 // protocol is Rondo's own).
 //
 // The segment (one per communicator, set up collectively by the first
-// barrier, bcast, reduce or allreduce on it): for each rank r, a 128-byte
-// line holding arrive[r], the last epoch r reached (written by r only),
-// then two data slots per rank (epoch parity), RONDO_COLL_SHM_BYTES each.
+// barrier, bcast, reduce or allreduce on it): for each rank r, 128 bytes
+// holding arrive[r], the last epoch r reached (written by r only), and on
+// the second line r's doorbell (a futex word); then rank 0's barrier
+// release word; then two data slots per rank (epoch parity),
+// RONDO_COLL_SHM_BYTES each.
 // Every call of the four is one epoch e on every rank (MPI orders the
 // collectives of a communicator), and every rank stores arrive[r] = e once
 // in each:
-//  - barrier: store, then wait until every arrive[q] >= e;
+//  - barrier: store, then on 2 ranks wait until every arrive[q] >= e (one
+//    hop); on more, rank 0 waits for them and stores release = e, which the
+//    others wait for (MPICH's release/gather: rank 0 leaves first, so a
+//    bcast from it right after finds the others still leaving);
 //  - allreduce: copy the input into slot(r, e), store, wait for every
 //    rank, then reduce all slots in rank order (non-commutative ops too)
 //    into the output: one flag hop, as recursive doubling on 2 ranks;
@@ -25,10 +30,11 @@
 // next write. No allocation once set up.
 //
 // Waits progress the engine (other traffic keeps moving), back off like
-// every MadMPI wait (IdleBackoff: yield, then sleep on an oversubscribed
-// node) and look for failed ranks now and then: a dead rank ends the call
-// with MPIX_ERR_PROC_FAILED naming it, and the communicator leaves the
-// shared-memory path.
+// every MadMPI wait (IdleBackoff's rules: yield; on an oversubscribed node,
+// after RONDO_WAIT_SPIN_US, sleep, here on the rank's doorbell, which every
+// flag store rings, 1 ms at most at a time) and look for failed ranks now
+// and then: a dead rank ends the call with MPIX_ERR_PROC_FAILED naming it,
+// and the communicator leaves the shared-memory path.
 //
 // Thread-safety: as MPI collectives: one call at a time per communicator.
 #ifndef RONDO_NMAD_MPI_INTERNAL_COLL_SHM_H_
@@ -53,11 +59,14 @@ inline constexpr int kCollShmMaxRanks = 16;
 inline constexpr int64_t kCollShmMaxBytes = 64 * 1024;
 
 // Maps `total` zero-filled bytes that every rank of `comm` (all on this
-// node) shares: shm_open with O_EXCL and a random name by comm rank 0, the
-// name broadcast, mapped by all, unlinked once all have (nothing is left
-// after kill -9). The mechanism of win.cc's MapSegment. Collective;
-// nullptr on every rank when any rank failed.
-void* MapCommSegment(MPI_Comm comm, int rank, size_t total);
+// node) shares: shm_open with O_EXCL and a random name
+// /<prefix>-<pid>-<random> (prefix: at most 16 characters) by comm rank 0,
+// the name broadcast, mapped by all, unlinked once all have (nothing is
+// left after kill -9). The mechanism of win.cc's MapSegment, which could
+// call it with "rondo-win". Collective; nullptr on every rank when any
+// rank failed.
+void* MapCommSegment(MPI_Comm comm, int rank, size_t total,
+                     const char* prefix);
 
 // Each returns true when the call ran on the shared-memory path (*result
 // is then its MPI return code), false when the caller takes the existing
