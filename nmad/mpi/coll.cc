@@ -19,6 +19,7 @@
 #include "nmad/mpi/config.h"
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/coll.h"
+#include "nmad/mpi/internal/coll_shm.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
 #include "topology/base/log.h"
@@ -461,6 +462,7 @@ int Barrier(MPI_Comm c, Mode mode, MPI_Request* req, const char* fn) {
   int err = MPI_SUCCESS;
   CommPtr comm = Enter(*st, c, mode, req, kFn, &err);
   if (!comm) return err;
+  if (mode.blocking() && ShmBarrier(*st, *comm, kFn, &err)) return err;
   CollArgs a;
   a.collective = Collective::kBarrier;
   return Launch(*st, comm, NewRequest(mode), a, nullptr,
@@ -478,6 +480,9 @@ int Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm c,
   if (!CheckCount(count, comm.get(), kFn, &err) ||
       !CheckRoot(root, *comm, kFn, &err) ||
       !CheckBuffer(buf, count, *type, comm.get(), kFn, &err, "buffer"))
+    return err;
+  if (mode.blocking() &&
+      ShmBcast(*st, *comm, buf, count, *type, root, kFn, &err))
     return err;
   auto r = NewRequest(mode);
   r->type = type;
@@ -516,6 +521,11 @@ int ReduceLike(Collective kind, const void* sendbuf, void* recvbuf,
                     "sendbuf")) ||
       (is_root && !CheckBuffer(recvbuf, count, *type, comm.get(), kFn, &err,
                                "recvbuf")))
+    return err;
+  if (mode.blocking() &&
+      (kind == Collective::kReduce || kind == Collective::kAllreduce) &&
+      ShmReduce(*st, *comm, sendbuf, recvbuf, count, dt, *type, *op,
+                kind == Collective::kReduce ? root : -1, kFn, &err))
     return err;
   auto r = NewRequest(mode);
   r->type = type;

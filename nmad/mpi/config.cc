@@ -42,6 +42,16 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                  "more slowly than active messages; 1: those too; 0: active "
                  "messages for all; MPI_Win_get_info's rondo_rma_path says "
                  "ucx, ucx+am or am"});
+  out.push_back({"RONDO_COLL_SHM", "mpi", "boolean", "1",
+                 "1|0 (also true|false, yes|no, on|off)",
+                 "small blocking MPI_Barrier, MPI_Bcast, MPI_Reduce and "
+                 "MPI_Allreduce of a communicator whose ranks share a node "
+                 "go through flags and buffers in a segment those ranks map "
+                 "(0: the message-based algorithms; any rank's 0 turns it "
+                 "off for the communicator)"});
+  out.push_back({"RONDO_COLL_SHM_BYTES", "mpi", "integer", "16384", "0..65536",
+                 "the largest message (bytes) of those collectives on the "
+                 "shared-memory path (the smallest of the ranks' values)"});
   out.push_back({"RONDO_MPICC_CC", "wrappers", "string", "",
                  "a C compiler command (default: the one found at install)",
                  "the C compiler rondo-mpicc runs"});

@@ -292,6 +292,8 @@ State::State() {
   const std::string rma_ucx_mode = config.GetChoice("RONDO_RMA_UCX");
   rma_ucx = rma_ucx_mode != "0";
   rma_ucx_emulated = rma_ucx_mode == "1";
+  coll_shm = config.GetBool("RONDO_COLL_SHM");
+  coll_shm_bytes = config.GetInt("RONDO_COLL_SHM_BYTES", 0, 65536);
 
   split_options = coll::SplitOptionsFromEnv();  // throws on a bad value
   // With dedicated communication cores the application thread stays on its

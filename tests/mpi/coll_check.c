@@ -14,7 +14,9 @@
  * non-commutative 2x2 matrix product, whose result must be the ordered
  * product), the predefined ops on many types, the reductions on the three
  * char types (wrap-around, signedness), and datatypes freed while a
- * nonblocking collective that uses them is in flight.
+ * nonblocking collective that uses them is in flight. Then 60 rounds of
+ * back-to-back small barrier, allreduce, reduce and bcast (roots moving,
+ * in place every other round, a p2p message crossing each round).
  * --quick: MPI_COMM_WORLD plus two splits, fewer counts and types.
  *
  * Data: pat() gives any int of a (source, destination, index, salt) tuple;
@@ -1667,6 +1669,102 @@ static void suite_special(Comm* c) {
   t_type_freed(c);
 }
 
+/* ---------------- Back to back (the shared-memory path) ---------------- */
+
+/* The small blocking barrier, bcast, reduce and allreduce of a one-node
+ * communicator take Rondo's shared-memory path (RONDO_COLL_SHM): flags
+ * reused by every call, roots changing from call to call, in-place forms,
+ * sizes around its 16 KiB limit, a bcast whose root and leaves use
+ * different datatypes of one signature, and a point-to-point message to
+ * the next rank crossing every round of collectives. */
+#define SHM_ROUNDS 60
+static void suite_back_to_back(Comm* c) {
+  static const int counts[5] = {1, 2, 1000, 4096, 4097};
+  const int max = 4097;
+  int* send = ialloc(max);
+  int* recv = ialloc(max);
+  int* wide = ialloc(2 * max);
+  MPI_Datatype every_other[5];
+  for (int k = 0; k < 5; ++k) {
+    MPI_Type_vector(counts[k], 1, 2, MPI_INT, &every_other[k]);
+    MPI_Type_commit(&every_other[k]);
+  }
+  const int next = (c->rank + 1) % c->size;
+  const int prev = (c->rank + c->size - 1) % c->size;
+  for (int i = 0; i < SHM_ROUNDS; ++i) {
+    const int salt = ++c->salt;
+    const int count = counts[i % 5];
+    const int root = (i * 7 + 1) % c->size;
+    const int inplace = i % 2;
+    chk_context("back-to-back %s round=%d count=%d root=%d%s", c->name, i,
+                count, root, ips(inplace));
+    int token = pat(c->rank, next, 1, salt), got = SENT;
+    MPI_Request rr, sr;
+    MPI_Irecv(&got, 1, MPI_INT, prev, TAG_GO, c->comm, &rr);
+    MPI_Isend(&token, 1, MPI_INT, next, TAG_GO, c->comm, &sr);
+    check_rc("MPI_Barrier", MPI_Barrier(c->comm));
+
+    /* Allreduce, in place every other round. */
+    for (int j = 0; j < count; ++j) {
+      send[j] = spat(c->rank, j, salt);
+      recv[j] = inplace ? send[j] : SENT;
+    }
+    check_rc("MPI_Allreduce",
+             MPI_Allreduce(inplace ? MPI_IN_PLACE : send, recv, count, MPI_INT,
+                           MPI_SUM, c->comm));
+    int bad = 0;
+    for (int j = 0; j < count && !bad; ++j) {
+      int exp = 0;
+      for (int r = 0; r < c->size; ++r) exp += spat(r, j, salt);
+      bad = !check_ll("allreduce", exp, recv[j]);
+    }
+
+    /* Reduce to a changing root, in place at the root every other round. */
+    const int me = c->rank == root;
+    for (int j = 0; j < count; ++j) {
+      send[j] = spat(c->rank, j, salt + 1);
+      recv[j] = me && inplace ? send[j] : SENT;
+    }
+    check_rc("MPI_Reduce",
+             MPI_Reduce(me && inplace ? MPI_IN_PLACE : send, me ? recv : NULL,
+                        count, MPI_INT, MPI_MAX, root, c->comm));
+    for (int j = 0; me && j < count && !bad; ++j) {
+      int exp = INT_MIN;
+      for (int r = 0; r < c->size; ++r)
+        if (spat(r, j, salt + 1) > exp) exp = spat(r, j, salt + 1);
+      bad = !check_ll("reduce", exp, recv[j]);
+    }
+
+    /* Bcast: contiguous ints at the root, every other int of `wide`
+     * elsewhere (the gaps stay untouched). */
+    if (me) {
+      for (int j = 0; j < count; ++j) send[j] = pat(root, 0, j, salt);
+      check_rc("MPI_Bcast", MPI_Bcast(send, count, MPI_INT, root, c->comm));
+    } else {
+      ifill(wide, 2 * (size_t)count, SENT);
+      check_rc("MPI_Bcast",
+               MPI_Bcast(wide, 1, every_other[i % 5], root, c->comm));
+      for (int j = 0; j < count && !bad; ++j)
+        bad = !check_ll("bcast", pat(root, 0, j, salt), wide[2 * j]) ||
+              !check_ll("bcast gap", SENT, wide[2 * j + 1]);
+    }
+    MPI_Wait(&sr, MPI_STATUS_IGNORE);
+    MPI_Wait(&rr, MPI_STATUS_IGNORE);
+    check_ll("token across the collectives", pat(prev, c->rank, 1, salt), got);
+  }
+  /* Three barriers in a row, then a double allreduce: the flags' epochs
+   * move on whatever the collective. */
+  for (int k = 0; k < 3; ++k) check_rc("MPI_Barrier", MPI_Barrier(c->comm));
+  double d = c->rank + 0.5, dsum = 0;
+  check_rc("MPI_Allreduce", MPI_Allreduce(&d, &dsum, 1, MPI_DOUBLE, MPI_SUM, c->comm));
+  check_ll("double allreduce x2", (long long)c->size * c->size,
+           (long long)(2 * dsum));
+  for (int k = 0; k < 5; ++k) MPI_Type_free(&every_other[k]);
+  free(send);
+  free(recv);
+  free(wide);
+}
+
 /* ---------------- Driver ---------------- */
 
 static void run_comm(Comm* c, int world) {
@@ -1678,6 +1776,7 @@ static void run_comm(Comm* c, int world) {
     for (int k = 0; k < 4; ++k) suite_count(c, counts[k], 1);
   }
   for (int nb = 0; nb < 2; ++nb) t_barrier(c, nb);
+  suite_back_to_back(c);
   if (!quick || world) suite_count(c, 70000, !quick);
   if (world) suite_mib(c);
   suite_special(c);

@@ -5,7 +5,8 @@
  * (the launcher exits non-zero and names the killed rank); the text checked
  * is this program's summary line, printed by rank 0 only when every
  * survivor saw the failure as expected. A message the victim sent before
- * it died is still received after the failure is known (as in ULFM).
+ * it died is still received after the failure is known (as in ULFM), and
+ * a barrier after it fails the same way.
  *
  *   death_check            (at least 2 ranks; the last one dies)
  *   death_check --rma      the same, and in a lock_all epoch opened before
@@ -155,6 +156,14 @@ int main(int argc, char** argv) {
     printf("FAIL death_check rank %d: the message rank %d sent before it "
            "died: expected MPI_SUCCESS and %d got %d and %d\n", rank, victim,
            1000 + rank, late_rc, token);
+    ok = 0;
+  }
+  /* A barrier with the dead rank (Rondo: the shared-memory path's flags,
+   * on one node) ends with the failure, naming it, instead of hanging. */
+  const int barrier_rc = MPI_Barrier(MPI_COMM_WORLD);
+  if (!NamesVictim(barrier_rc, victim, why, sizeof why)) {
+    printf("FAIL death_check rank %d: MPI_Barrier with rank %d dead: %s\n",
+           rank, victim, why);
     ok = 0;
   }
   fflush(stdout);

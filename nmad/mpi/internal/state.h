@@ -150,6 +150,8 @@ struct Neighborhood {
   std::vector<uint32_t> in_tags, out_tags;
 };
 
+struct CollShm;  // coll_shm.cc
+
 struct Comm {
   MPI_Comm handle = MPI_COMM_NULL;
   std::string id;    // unique in the job: the sessions' base name
@@ -186,6 +188,10 @@ struct Comm {
   // MPI_Comm_set_info hints (kept, not interpreted); guarded by
   // State::detached_mu.
   Info info;
+  // The node-aware small collectives (coll_shm.cc): 0 not tried yet, 1
+  // setting up or off, 2 ready (`coll_shm` then holds the segment).
+  std::atomic<int> coll_shm_state{0};
+  std::shared_ptr<CollShm> coll_shm;
 };
 using CommPtr = std::shared_ptr<Comm>;
 
@@ -507,6 +513,11 @@ class State {
   // so they live until the Core is gone.
   std::mutex rma_abandoned_mu;
   std::vector<std::shared_ptr<void>> rma_abandoned;
+  // RONDO_COLL_SHM and RONDO_COLL_SHM_BYTES: small blocking barrier,
+  // bcast, reduce and allreduce of one-node communicators through a shared
+  // segment (coll_shm.cc), up to this many bytes.
+  bool coll_shm = true;
+  int64_t coll_shm_bytes = 16384;
   // Windows on the shared-memory path by handle % kFastWins, for win.cc's
   // fast path (FastWin): set at creation, cleared before the window is
   // destroyed; a window whose slot another took uses the full path.

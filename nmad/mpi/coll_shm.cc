@@ -1,0 +1,423 @@
+// Node-aware small collectives: see internal/coll_shm.h for the protocol.
+#include "nmad/mpi/internal/coll_shm.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nmad/coll/algorithms.h"
+#include "nmad/node.h"
+#include "nmad/mpi/internal/requests.h"
+
+namespace rondo::nmad::mpi {
+
+namespace {
+constexpr int kOff = 1;
+constexpr int kReady = 2;
+constexpr size_t kFlagStride = 128;  // one flag per adjacent-line pair
+
+inline void CpuRelax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+// One communicator's segment and this rank's view of the epochs.
+struct CollShm {
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+  int n = 0;
+  int rank = 0;
+  size_t slot_bytes = 0;  // RONDO_COLL_SHM_BYTES rounded up to 64
+  uint64_t epoch = 0;     // the last epoch this rank started
+  uint64_t seen_all = 0;  // every arrive[q] >= seen_all, observed
+  // Packed reductions of non-contiguous types accumulate here.
+  std::vector<uint8_t> scratch;
+
+  ~CollShm() {
+    if (base != nullptr) munmap(base, bytes);
+  }
+  std::atomic_ref<uint64_t> Arrive(int r) const noexcept {
+    return std::atomic_ref<uint64_t>(
+        *reinterpret_cast<uint64_t*>(base + kFlagStride * r));
+  }
+  // Rank r's doorbell, on the second line of its stride: 1 while r may
+  // sleep on it (a futex word), set back to 0 by whoever wakes it.
+  uint32_t* BellWord(int r) const noexcept {
+    return reinterpret_cast<uint32_t*>(base + kFlagStride * r + 64);
+  }
+  std::atomic_ref<uint32_t> Doorbell(int r) const noexcept {
+    return std::atomic_ref<uint32_t>(*BellWord(r));
+  }
+  // The last epoch whose barrier rank 0 released (n > 2), after the flags.
+  std::atomic_ref<uint64_t> Release() const noexcept {
+    return std::atomic_ref<uint64_t>(
+        *reinterpret_cast<uint64_t*>(base + kFlagStride * n));
+  }
+  uint8_t* Slot(int r, uint64_t e) const noexcept {
+    return base + kFlagStride * (n + 1) +
+           (2 * static_cast<size_t>(r) + (e & 1)) * slot_bytes;
+  }
+  static size_t Bytes(int n, size_t slot) {
+    return kFlagStride * (n + 1) + 2 * static_cast<size_t>(n) * slot;
+  }
+  // Stores `e` into `flag` and wakes the ranks asleep on their doorbells
+  // (Dekker with Sleep: the flag, a fence, then the doorbells).
+  void Publish(std::atomic_ref<uint64_t> flag, uint64_t e) const noexcept {
+    flag.store(e, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int q = 0; q < n; ++q) {
+      std::atomic_ref<uint32_t> bell = Doorbell(q);
+      if (bell.load(std::memory_order_relaxed) != 0 &&
+          bell.exchange(0, std::memory_order_relaxed) != 0)
+        syscall(SYS_futex, BellWord(q), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+    }
+  }
+};
+
+void* MapCommSegment(MPI_Comm comm, int rank, size_t total,
+                     const char* prefix) {
+  char name[64] = {};
+  int fd = -1;
+  int ok = 1;
+  if (rank == 0) {
+    // A random name (jobs in other pid namespaces share /dev/shm), another
+    // on a collision.
+    std::random_device random;
+    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+      std::snprintf(name, sizeof name, "/%.16s-%d-%08x%08x", prefix,
+                    static_cast<int>(getpid()), random(), random());
+      fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+    if (fd >= 0 && !ok) {
+      shm_unlink(name);
+      close(fd);
+      fd = -1;
+    }
+  }
+  // The name and whether it exists, in one broadcast.
+  name[sizeof name - 1] = static_cast<char>(ok);
+  if (PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, comm) != MPI_SUCCESS)
+    ok = 0;
+  else
+    ok = name[sizeof name - 1];
+  name[sizeof name - 1] = 0;
+  if (ok && rank != 0) fd = shm_open(name, O_RDWR, 0600);
+  void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                             MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
+  if (fd >= 0) close(fd);
+  int mapped = seg != MAP_FAILED, all_mapped = 0;
+  if (PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, comm) !=
+      MPI_SUCCESS)
+    all_mapped = 0;
+  if (rank == 0 && ok) shm_unlink(name);
+  if (!all_mapped) {
+    if (seg != MAP_FAILED) munmap(seg, total);
+    return nullptr;
+  }
+  return seg;
+}
+
+namespace {
+
+// The communicator's segment when `bytes` may take the shared-memory path
+// of `c`, else null. The first call on a communicator sets it up: a
+// collective step every rank takes at the same call (the choice depends
+// only on what every rank agrees on), with nested collectives that see
+// kOff and take the existing path.
+CollShm* Ready(State& st, Comm& comm, coll::Collective c, uint64_t bytes) {
+  int state = comm.coll_shm_state.load(std::memory_order_acquire);
+  if (state == 0) {
+    comm.coll_shm_state.store(kOff, std::memory_order_relaxed);
+    if (comm.size < 2) return nullptr;  // the same on every rank
+    // Agree: everybody wants it, one node (hash of nmad's NodeKey, as
+    // MPI_COMM_TYPE_SHARED), the smallest size limit.
+    uint32_t h = 2166136261u;
+    for (char ch : NodeKey()) {
+      h ^= static_cast<uint8_t>(ch);
+      h *= 16777619u;
+    }
+    const int host = static_cast<int>(h & 0x7fffffff);
+    const bool want = st.coll_shm && st.coll_shm_bytes > 0 &&
+                      comm.size <= kCollShmMaxRanks;
+    int v[4] = {want ? 1 : 0, host, -host,
+                static_cast<int>(st.coll_shm_bytes)};
+    if (PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MIN, comm.handle) !=
+            MPI_SUCCESS ||
+        v[0] == 0 || v[1] != -v[2] || v[3] <= 0)
+      return nullptr;
+    auto shm = std::make_shared<CollShm>();
+    shm->n = comm.size;
+    shm->rank = comm.rank;
+    shm->slot_bytes = (static_cast<size_t>(v[3]) + 63) / 64 * 64;
+    shm->bytes = CollShm::Bytes(comm.size, shm->slot_bytes);
+    shm->base = static_cast<uint8_t*>(
+        MapCommSegment(comm.handle, comm.rank, shm->bytes, "rondo-coll"));
+    if (shm->base == nullptr) return nullptr;
+    shm->scratch.resize(shm->slot_bytes);
+    comm.coll_shm = std::move(shm);
+    comm.coll_shm_state.store(kReady, std::memory_order_release);
+    state = kReady;
+  }
+  if (state != kReady || st.forced[static_cast<int>(c)] != coll::Algorithm::kAuto)
+    return nullptr;
+  CollShm* shm = comm.coll_shm.get();
+  return bytes <= shm->slot_bytes ? shm : nullptr;
+}
+
+// Waits until `ready` holds, progressing the engine; looks for failed
+// ranks now and then. -1 once ready, else the failed comm rank.
+//
+// Backing off, as IdleBackoff does for the other MadMPI waits: after
+// Core::idle_passes_before_yield() empty passes (every pass on an
+// oversubscribed node) the waiter yields the core; on an oversubscribed
+// node, once it found nothing for RONDO_WAIT_SPIN_US, it sleeps on its
+// doorbell in the segment (a futex: every flag store wakes the sleepers)
+// for at most 1 ms at a time, then progresses the engine again (traffic
+// that the rails announce meanwhile waits for the end of the slice).
+constexpr int64_t kSleepSliceNs = 1000000;
+
+int64_t NowNs() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// Sleeps on this rank's doorbell unless `ready` holds once armed.
+template <typename F>
+void Sleep(const CollShm& shm, F ready) {
+  std::atomic_ref<uint32_t> bell = shm.Doorbell(shm.rank);
+  bell.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!ready()) {
+    timespec slice{0, kSleepSliceNs};
+    syscall(SYS_futex, shm.BellWord(shm.rank), FUTEX_WAIT, 1, &slice,
+            nullptr, 0);
+  }
+  bell.store(0, std::memory_order_relaxed);
+}
+
+template <typename F>
+int Wait(State& st, const Comm& comm, const CollShm& shm, F ready) {
+  // Spinning on the flag helps only when its writer has a core of its own.
+  const uint32_t yield_after = st.core().idle_passes_before_yield();
+  const bool may_sleep = st.core().sleep_when_idle();
+  const int64_t spin_ns = st.engine().options().wait_spin_us * 1000;
+  const int spins = yield_after > 1 ? 16 : 1;
+  for (int i = 0; i < 4 * spins; ++i) {
+    if (ready()) return -1;
+    CpuRelax();
+  }
+  uint32_t passes = 0, idle = 0;
+  int64_t idle_since = -1;
+  for (;;) {
+    const int worked = ProgressPass(st, false);
+    for (int i = 0; i < spins; ++i) {
+      if (ready()) return -1;
+      CpuRelax();
+    }
+    if (worked > 0) {
+      idle = 0;
+      idle_since = -1;
+    } else if (++idle >= yield_after) {
+      idle = 0;
+      if (may_sleep) {
+        const int64_t now = NowNs();
+        if (idle_since < 0) idle_since = now;
+        if (now - idle_since >= spin_ns) {
+          Sleep(shm, ready);
+        } else {
+          sched_yield();
+        }
+      } else {
+        sched_yield();
+      }
+    }
+    if ((++passes & 1023) == 0)
+      for (int r = 0; r < comm.size; ++r)
+        if (!st.core().FailureText(comm.world[r]).empty()) return r;
+  }
+}
+
+// Until every arrive[q] >= e.
+int WaitAll(State& st, const Comm& comm, CollShm& shm, uint64_t e) {
+  if (shm.seen_all >= e) return -1;
+  int q = 0;
+  const int failed = Wait(st, comm, shm, [&] {
+    for (; q < shm.n; ++q)
+      if (shm.Arrive(q).load(std::memory_order_acquire) < e) return false;
+    return true;
+  });
+  if (failed < 0) shm.seen_all = e;
+  return failed;
+}
+
+// The error of a call that met the failed rank `failed`; the communicator
+// leaves the shared-memory path (its flags no longer agree).
+int Failed(State& st, Comm& comm, int failed, const char* fn) {
+  comm.coll_shm_state.store(kOff, std::memory_order_release);
+  return RaiseError(&comm, MPIX_ERR_PROC_FAILED, fn,
+                    "rank " + std::to_string(failed) +
+                        " of the communicator failed during the collective "
+                        "(shared-memory path): " +
+                        st.core().FailureText(comm.world[failed]));
+}
+
+// Starts epoch e as a writer of slot(rank, e): -1, or a failed rank.
+int BeginWrite(State& st, const Comm& comm, CollShm& shm, uint64_t e) {
+  return e >= 2 ? WaitAll(st, comm, shm, e - 1) : -1;
+}
+
+}  // namespace
+
+bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result) {
+  CollShm* shm = Ready(st, comm, coll::Collective::kBarrier, 0);
+  if (shm == nullptr) return false;
+  const uint64_t e = ++shm->epoch;
+  shm->Publish(shm->Arrive(shm->rank), e);
+  int failed = -1;
+  if (shm->n == 2 || shm->rank == 0) {
+    // Two ranks: each waits for the other (one hop). More: rank 0 gathers
+    // the arrivals and releases the others (MPICH's release/gather), so
+    // that it leaves first, and a bcast from it right after finds the
+    // others still leaving.
+    failed = WaitAll(st, comm, *shm, e);
+    if (failed < 0 && shm->n > 2)
+      shm->Publish(shm->Release(), e);
+  } else {
+    std::atomic_ref<uint64_t> release = shm->Release();
+    failed = Wait(st, comm, *shm, [&] {
+      return release.load(std::memory_order_acquire) >= e;
+    });
+    // Rank 0 released after it saw every arrival.
+    if (failed < 0) shm->seen_all = e;
+  }
+  *result = failed < 0 ? MPI_SUCCESS : Failed(st, comm, failed, fn);
+  return true;
+}
+
+bool ShmBcast(State& st, Comm& comm, void* buf, int count,
+              const Datatype& type, int root, const char* fn, int* result) {
+  const uint64_t bytes = static_cast<uint64_t>(count) * type.size();
+  CollShm* shm = Ready(st, comm, coll::Collective::kBcast, bytes);
+  if (shm == nullptr) return false;
+  const uint64_t e = ++shm->epoch;
+  const bool contiguous = type.is_contiguous();
+  auto* data = static_cast<uint8_t*>(buf) + (contiguous ? type.true_lb() : 0);
+  int failed = -1;
+  if (comm.rank == root) {
+    failed = BeginWrite(st, comm, *shm, e);
+    if (failed < 0) {
+      uint8_t* slot = shm->Slot(root, e);
+      if (bytes == 0) {
+      } else if (contiguous) {
+        std::memcpy(slot, data, bytes);
+      } else {
+        type.Pack(buf, count, slot);
+      }
+      shm->Publish(shm->Arrive(root), e);
+    }
+  } else {
+    std::atomic_ref<uint64_t> from = shm->Arrive(root);
+    failed = Wait(st, comm, *shm, [&] {
+      return from.load(std::memory_order_acquire) >= e;
+    });
+    if (failed < 0) {
+      const uint8_t* slot = shm->Slot(root, e);
+      if (bytes == 0) {
+      } else if (contiguous) {
+        std::memcpy(data, slot, bytes);
+      } else {
+        type.Unpack(slot, static_cast<int64_t>(bytes), buf, count);
+      }
+      shm->Publish(shm->Arrive(comm.rank), e);
+    }
+  }
+  *result = failed < 0 ? MPI_SUCCESS : Failed(st, comm, failed, fn);
+  return true;
+}
+
+bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
+               int count, MPI_Datatype handle, const Datatype& type,
+               const Op& op, int root, const char* fn, int* result) {
+  const bool all = root < 0;
+  const bool contiguous = type.is_contiguous();
+  // Non-contiguous types: predefined ops on packed basic elements, as the
+  // message path does; the rest (user ops, pair types) takes that path.
+  // The datatype and op are the same on every rank, so is the choice.
+  const MPI_Datatype basic = type.uniform_basic();
+  if (!contiguous &&
+      (!op.predefined || basic == MPI_DATATYPE_NULL ||
+       !Predefined(basic)->is_contiguous()))
+    return false;
+  const uint64_t bytes = static_cast<uint64_t>(count) * type.size();
+  CollShm* shm = Ready(st, comm,
+                       all ? coll::Collective::kAllreduce
+                           : coll::Collective::kReduce,
+                       bytes);
+  if (shm == nullptr) return false;
+  const uint64_t e = ++shm->epoch;
+  int failed = BeginWrite(st, comm, *shm, e);
+  if (failed >= 0) {
+    *result = Failed(st, comm, failed, fn);
+    return true;
+  }
+  const void* input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  uint8_t* mine = shm->Slot(comm.rank, e);
+  if (bytes == 0) {
+  } else if (contiguous) {
+    std::memcpy(mine, static_cast<const uint8_t*>(input) + type.true_lb(),
+                bytes);
+  } else {
+    type.Pack(input, count, mine);
+  }
+  shm->Publish(shm->Arrive(comm.rank), e);
+  if (!all && comm.rank != root) {
+    *result = MPI_SUCCESS;
+    return true;
+  }
+  failed = WaitAll(st, comm, *shm, e);
+  if (failed >= 0) {
+    *result = Failed(st, comm, failed, fn);
+    return true;
+  }
+  if (bytes != 0) {
+    // In rank order: acc = x[n-1], then acc = x[r] op acc down to r = 0.
+    const int n = shm->n;
+    if (contiguous) {
+      auto* out = static_cast<uint8_t*>(recvbuf);
+      std::memcpy(out + type.true_lb(), shm->Slot(n - 1, e), bytes);
+      for (int r = n - 2; r >= 0; --r)
+        Apply(op, handle, type, shm->Slot(r, e) - type.true_lb(), out,
+              count);
+    } else {
+      const Datatype& elem = *Predefined(basic);
+      const int64_t elements = static_cast<int64_t>(bytes / elem.size());
+      uint8_t* acc = shm->scratch.data();
+      std::memcpy(acc, shm->Slot(n - 1, e), bytes);
+      for (int r = n - 2; r >= 0; --r)
+        Apply(op, basic, elem, shm->Slot(r, e), acc, elements);
+      type.Unpack(acc, static_cast<int64_t>(bytes), recvbuf, count);
+    }
+  }
+  *result = MPI_SUCCESS;
+  return true;
+}
+
+}  // namespace rondo::nmad::mpi

@@ -1,0 +1,87 @@
+// Node-aware small collectives (issue 28 item 4): MPI_Barrier, MPI_Bcast,
+// MPI_Reduce and MPI_Allreduce of a communicator whose ranks all share one
+// node run through a segment that those ranks map, with per-rank flags
+// (MPICH's release/gather and Open MPI's coll/sm are the models; the
+// protocol is Rondo's own).
+//
+// The segment (one per communicator, set up collectively by the first
+// barrier, bcast, reduce or allreduce on it): for each rank r, 128 bytes
+// holding arrive[r], the last epoch r reached (written by r only), and on
+// the second line r's doorbell (a futex word); then rank 0's barrier
+// release word; then two data slots per rank (epoch parity),
+// RONDO_COLL_SHM_BYTES each.
+// Every call of the four is one epoch e on every rank (MPI orders the
+// collectives of a communicator), and every rank stores arrive[r] = e once
+// in each:
+//  - barrier: store, then on 2 ranks wait until every arrive[q] >= e (one
+//    hop); on more, rank 0 waits for them and stores release = e, which the
+//    others wait for (MPICH's release/gather: rank 0 leaves first, so a
+//    bcast from it right after finds the others still leaving);
+//  - allreduce: copy the input into slot(r, e), store, wait for every
+//    rank, then reduce all slots in rank order (non-commutative ops too)
+//    into the output: one flag hop, as recursive doubling on 2 ranks;
+//  - reduce: the same, but only the root waits and reduces;
+//  - bcast: the root copies into slot(root, e) and stores; the others
+//    wait for arrive[root] >= e, copy out, then store.
+// Reuse: a rank writes slot(r, e) (last used in epoch e - 2) only once it
+// knows every arrive[q] >= e - 1 (each rank stores its epoch e - 1 flag
+// after it finished reading epoch e - 2's data); barriers and allreduces
+// learn it for free, a bcast root or reduce leaf waits for it lazily at its
+// next write. No allocation once set up.
+//
+// Waits progress the engine (other traffic keeps moving), back off like
+// every MadMPI wait (IdleBackoff's rules: yield; on an oversubscribed node,
+// after RONDO_WAIT_SPIN_US, sleep, here on the rank's doorbell, which every
+// flag store rings, 1 ms at most at a time) and look for failed ranks now
+// and then: a dead rank ends the call with MPIX_ERR_PROC_FAILED naming it,
+// and the communicator leaves the shared-memory path.
+//
+// Thread-safety: as MPI collectives: one call at a time per communicator.
+#ifndef RONDO_NMAD_MPI_INTERNAL_COLL_SHM_H_
+#define RONDO_NMAD_MPI_INTERNAL_COLL_SHM_H_
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "nmad/mpi/internal/state.h"
+#include "nmad/mpi/op.h"
+
+namespace rondo::nmad::mpi {
+
+// The largest communicator on the shared-memory path (every rank polls
+// every flag and an allreduce reads every slot: beyond this the existing
+// trees do better).
+inline constexpr int kCollShmMaxRanks = 16;
+// The largest RONDO_COLL_SHM_BYTES.
+inline constexpr int64_t kCollShmMaxBytes = 64 * 1024;
+
+// Maps `total` zero-filled bytes that every rank of `comm` (all on this
+// node) shares: shm_open with O_EXCL and a random name
+// /<prefix>-<pid>-<random> (prefix: at most 16 characters) by comm rank 0,
+// the name broadcast, mapped by all, unlinked once all have (nothing is
+// left after kill -9). The mechanism of win.cc's MapSegment, which could
+// call it with "rondo-win". Collective; nullptr on every rank when any
+// rank failed.
+void* MapCommSegment(MPI_Comm comm, int rank, size_t total,
+                     const char* prefix);
+
+// Each returns true when the call ran on the shared-memory path (*result
+// is then its MPI return code), false when the caller takes the existing
+// path (not one node, RONDO_COLL_SHM=0, too many bytes or ranks, a forced
+// RONDO_COLL_<NAME>, a user op on a non-contiguous type, ...). The choice
+// is the same on every rank. Blocking calls only; arguments checked.
+bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result);
+bool ShmBcast(State& st, Comm& comm, void* buf, int count,
+              const Datatype& type, int root, const char* fn, int* result);
+// Reduce (`root` >= 0) or allreduce (`root` < 0). `sendbuf` may be
+// MPI_IN_PLACE (at the root of a reduce).
+bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
+               int count, MPI_Datatype handle, const Datatype& type,
+               const Op& op, int root, const char* fn, int* result);
+
+}  // namespace rondo::nmad::mpi
+
+#endif  // RONDO_NMAD_MPI_INTERNAL_COLL_SHM_H_
