@@ -85,6 +85,7 @@
 #include <vector>
 
 #include "nmad/mpi/internal/args.h"
+#include "nmad/mpi/internal/coll_shm.h"
 #include "nmad/mpi/internal/comm.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
@@ -688,44 +689,9 @@ bool OneNode(MPI_Comm comm) {
 // window's rank 0, mapped by all, unlinked once all have. Collective;
 // nullptr on every rank when any rank failed.
 void* MapSegment(Win& w, size_t total) {
-  char shm_name[64] = {};
-  int fd = -1;
-  int ok = 1;
-  if (w.c->rank == 0) {
-    // The pid alone does not name the segment uniquely: jobs in other pid
-    // namespaces (containers, sandboxed tests) share /dev/shm. A random
-    // suffix, and another on a collision.
-    std::random_device random;
-    for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-      std::snprintf(shm_name, sizeof shm_name, "/rondo-win-%d-%08x%08x",
-                    static_cast<int>(getpid()), random(), random());
-      fd = shm_open(shm_name, O_CREAT | O_EXCL | O_RDWR, 0600);
-      if (fd < 0 && errno != EEXIST) break;
-    }
-    ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
-    if (fd >= 0 && !ok) {
-      shm_unlink(shm_name);
-      close(fd);
-      fd = -1;
-    }
-  }
-  PMPI_Bcast(shm_name, sizeof shm_name, MPI_CHAR, 0, w.comm);
-  PMPI_Bcast(&ok, 1, MPI_INT, 0, w.comm);
-  if (ok && w.c->rank != 0) fd = shm_open(shm_name, O_RDWR, 0600);
-  void* seg = fd >= 0 ? mmap(nullptr, total, PROT_READ | PROT_WRITE,
-                             MAP_SHARED, fd, 0)
-                      : MAP_FAILED;
-  if (fd >= 0) close(fd);
-  int mapped = seg != MAP_FAILED, all_mapped = 0;
-  PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_LAND, w.comm);
-  if (w.c->rank == 0 && ok) shm_unlink(shm_name);
-  if (!all_mapped) {
-    if (seg != MAP_FAILED) munmap(seg, total);
-    return nullptr;
-  }
   // (ftruncate zero-fills; nobody touches the window before the
   // constructor's closing barrier.)
-  return seg;
+  return MapCommSegment(w.comm, w.c->rank, total, "rondo-win");
 }
 
 // The UCX path (see the banner): every rank maps its memory and, when all
