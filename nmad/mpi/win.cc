@@ -2014,12 +2014,16 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     if (!LeaveFence(*w, kFn, &err)) return err;
   }
   // Each target's post, once per epoch.
+  // A target that dies before it posts fails the call, naming it.
   if (!(assert & MPI_MODE_NOCHECK)) {
     for (int r : ranks) {
       const int job = w->c->world[r];
-      WaitFor(*st, [&] {
-        return PscwSignals(*w, kPostSignal, r) > w->posts_used[job];
-      });
+      if (!WaitUnlessFailed(*st, *w, r, [&] {
+            return PscwSignals(*w, kPostSignal, r) > w->posts_used[job];
+          }))
+        return WinError(*w, MPIX_ERR_PROC_FAILED, kFn,
+                        "rank " + std::to_string(r) +
+                            " of the window failed before it posted");
       ++w->posts_used[job];
     }
   }
@@ -2072,7 +2076,23 @@ int PMPI_Win_wait(MPI_Win win) {
       return WinError(*w, MPI_ERR_RMA_SYNC, kFn,
                       "no exposure epoch of MPI_Win_post is open");
   }
-  WaitFor(*st, [&] { return AllCompleted(*w); });
+  // An origin of the post group that dies before it completes fails the
+  // call, naming it (the exposure epoch stays open: nothing is lost).
+  int dead = -1;
+  WaitFor(*st, [&] {
+    if (AllCompleted(*w)) return true;
+    for (int r : w->post_ranks)
+      if (st->core().PeerFailed(w->c->world[r])) {
+        dead = r;
+        return true;
+      }
+    return false;
+  });
+  if (dead >= 0 && !AllCompleted(*w))
+    return WinError(*w, MPIX_ERR_PROC_FAILED, kFn,
+                    "rank " + std::to_string(dead) +
+                        " of the window failed before it completed its "
+                        "access epoch");
   std::lock_guard<std::mutex> lock(w->mu);
   EndExposure(*w);
   return MPI_SUCCESS;

@@ -16,7 +16,10 @@
  *                          known, a put and a get that fail at their flush
  *                          with MPIX_ERR_PROC_FAILED naming it (on whatever
  *                          path the window took: UCX with RONDO_SHM=0
- *                          RONDO_RMA_SHM=0, else active messages)
+ *                          RONDO_RMA_SHM=0, else active messages); and
+ *                          on a second window, MPI_Win_start toward the
+ *                          dead rank (it never posted) and MPI_Win_wait
+ *                          for it (it never completed) fail, naming it
  *
  * Survivors report to rank 0 over MPI (they are alive), then leave with
  * _exit: MPI_Finalize's closing barrier would wait for the dead rank. */
@@ -65,13 +68,17 @@ int main(int argc, char** argv) {
   const int victim = size - 1;
   const int rma = argc > 1 && strcmp(argv[1], "--rma") == 0;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Win win = MPI_WIN_NULL;
+  MPI_Win win = MPI_WIN_NULL, pwin = MPI_WIN_NULL;
   long long* wmem = NULL;
+  long long* pmem = NULL;
   if (rma) {
     MPI_Win_allocate(4 * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                      MPI_COMM_WORLD, &wmem, &win);
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    MPI_Win_allocate(sizeof(long long), sizeof(long long), MPI_INFO_NULL,
+                     MPI_COMM_WORLD, &pmem, &pwin);
+    MPI_Win_set_errhandler(pwin, MPI_ERRORS_RETURN);
   }
   /* A receive posted before the death, completed by it. */
   int v = 0;
@@ -148,6 +155,25 @@ int main(int argc, char** argv) {
              "%d: %s\n", rank, victim, why);
       ok = 0;
     }
+    /* PSCW with the dead rank: it will never post nor complete. */
+    MPI_Group world_group, dead_group;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    MPI_Group_incl(world_group, 1, &victim, &dead_group);
+    rc = MPI_Win_start(dead_group, 0, pwin);
+    if (!NamesVictim(rc, victim, why, sizeof why)) {
+      printf("FAIL death_check rank %d: MPI_Win_start toward rank %d: %s\n",
+             rank, victim, why);
+      ok = 0;
+    }
+    rc = MPI_Win_post(dead_group, 0, pwin);
+    if (rc == MPI_SUCCESS) rc = MPI_Win_wait(pwin);
+    if (!NamesVictim(rc, victim, why, sizeof why)) {
+      printf("FAIL death_check rank %d: MPI_Win_post + MPI_Win_wait for rank "
+             "%d: %s\n", rank, victim, why);
+      ok = 0;
+    }
+    MPI_Group_free(&dead_group);
+    MPI_Group_free(&world_group);
   }
   int token = -1;
   const int late_rc = MPI_Recv(&token, 1, MPI_INT, victim, 6, MPI_COMM_WORLD,
