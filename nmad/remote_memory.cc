@@ -23,22 +23,22 @@ Status RemoteMemory::Held(Fn&& fn) noexcept {
   return s;
 }
 
-bool RemoteMemory::Reaches(int peer) noexcept {
-  bool reaches = false;
+template <typename Fn>
+bool RemoteMemory::HeldAnswer(Fn&& fn) noexcept {
+  bool answer = false;
   (void)Held([&] {
-    reaches = ops_.Reaches(peer);
+    answer = fn();
     return Status::kOk;
   });
-  return reaches;
+  return answer;
+}
+
+bool RemoteMemory::Reaches(int peer) noexcept {
+  return HeldAnswer([&] { return ops_.Reaches(peer); });
 }
 
 bool RemoteMemory::Emulated(int peer) noexcept {
-  bool emulated = false;
-  (void)Held([&] {
-    emulated = ops_.Emulated(peer);
-    return Status::kOk;
-  });
-  return emulated;
+  return HeldAnswer([&] { return ops_.Emulated(peer); });
 }
 
 Status RemoteMemory::Map(void* base, size_t len, MemoryRegion** region,

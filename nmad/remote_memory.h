@@ -64,6 +64,10 @@ class RemoteMemory {
   // holds another rail.
   template <typename Fn>
   engine::Status Held(Fn&& fn) noexcept;
+  // A yes/no question to the driver with the rail held (false when the
+  // rail cannot be had: kBusy).
+  template <typename Fn>
+  bool HeldAnswer(Fn&& fn) noexcept;
 
   internal::Rail& rail_;
   drivers::RemoteMemory& ops_;
