@@ -332,7 +332,11 @@ static void on_acquired(void* arg) {
 }
 
 static int acquire(struct xfer* x, enum starpu_data_access_mode mode) {
-  atomic_fetch_add(&g.in_flight, 1);
+  /* The first transfer in flight: workers that went to sleep while nothing
+   * was in flight (the hook answered "may block") wake up and call the
+   * hook again, so that idle workers progress the communication. */
+  if (atomic_fetch_add(&g.in_flight, 1) == 0)
+    starpu_wake_all_blocked_workers();
   if (starpu_data_acquire_cb(x->handle, mode, on_acquired, x) != 0) {
     atomic_fetch_sub(&g.in_flight, 1);
     if (x->kind == XFER_GROUP) {
@@ -418,6 +422,9 @@ int rondo_starpu_init(void) {
     return fail(RONDO_ERR_NO_RESOURCE,
                 "rondo_starpu_init: StarPU has no free progression hook slot");
   }
+  /* Workers that went to sleep before the hook existed never asked it:
+   * wake them so that they call it from now on. */
+  starpu_wake_all_blocked_workers();
   g.initialized = 1;
   return RONDO_OK;
 }

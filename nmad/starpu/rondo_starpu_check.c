@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nmad/rondo_nmad.h"
 #include "nmad/starpu/rondo_starpu.h"
@@ -340,8 +341,17 @@ int main(void) {
   t_wrong_size();
   t_bad_args();
 
+  /* Every rank's idle worker calls the hook: rondo_starpu_init wakes the
+   * workers that slept before the hook was registered. A rank whose worker
+   * ran no task (rank 2 of 4 runs none) sees its first call when the woken
+   * worker gets a core, so wait for it, for 30 s at most. */
   rondo_starpu_stats_t st;
   rondo_starpu_get_stats(&st);
+  for (int i = 0; i < 30000 && st.hook_calls == 0; ++i) {
+    const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+    rondo_starpu_get_stats(&st);
+  }
   CHECK(st.hook_calls > 0);
 
   /* Gather the counts on rank 0 over the nmad C API (still running). */
