@@ -12,6 +12,7 @@
 #include "engine/internal/futex.h"
 #include "queues/cpu_relax.h"
 #include "topology/base/log.h"
+#include "topology/base/tls.h"
 
 namespace rondo::engine {
 namespace {
@@ -25,7 +26,7 @@ struct ThreadCore {
   uint64_t engine_id = 0;
   int core = -1;
 };
-thread_local ThreadCore thread_core;
+thread_local ThreadCore thread_core RONDO_HOT_TLS;
 
 int64_t MonotonicNs() {
   timespec ts;

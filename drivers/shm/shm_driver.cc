@@ -253,6 +253,7 @@ Status ShmDriver::Connect(int peer, std::span<const uint8_t> address) {
                         .head.load(std::memory_order_acquire);
     p->tail = p->head_cache;
   }
+  p->in = segment_->ring(local, options_.local);
   p->connected = true;
   by_local_[static_cast<size_t>(local)] = p.get();
   return Status::kOk;
@@ -572,7 +573,7 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
 }
 
 int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
-  const Cell* ring = segment_->ring(p.local, options_.local);
+  const Cell* ring = p.in;
   const uint32_t ring_cells = segment_->ring_cells();
   int n = 0;
   while (n < kDrainBudget && (!p.failed || after_death) && !p.corrupt) {
@@ -680,6 +681,13 @@ int ShmDriver::Poll() noexcept {
       slot.doorbell.store(0, std::memory_order_relaxed);
   }
   int n = 0;
+  if (!HasFrames()) {
+    // Nothing to read, write or deliver (the common case of a waiter's
+    // loop): one load per peer's ring, then the liveness count.
+    if (++idle_polls_ < options_.liveness_polls) return 0;
+    n = CheckLiveness();
+    return n + DeliverReady();
+  }
   for (size_t j = 0; j < by_local_.size(); ++j) {
     Peer* p = by_local_[j];
     if (p == nullptr) continue;
@@ -689,16 +697,33 @@ int ShmDriver::Poll() noexcept {
     }
     n += Drain(*p);
   }
-  if (n == 0 && ++idle_polls_ >= options_.liveness_polls) {
-    idle_polls_ = 0;
-    for (Peer* p : by_local_)
-      if (p != nullptr && !p->failed) (void)Alive(*p);
-    // Frames a dead peer wrote before dying go before its failure.
-    for (const PendingFailure& f : failures_)
-      if (Peer* p = PeerOf(f.rank)) n += Drain(*p, /*after_death=*/true);
-  }
+  if (n == 0 && ++idle_polls_ >= options_.liveness_polls) n = CheckLiveness();
   if (n > 0) idle_polls_ = 0;
   return n + DeliverReady();
+}
+
+bool ShmDriver::HasFrames() const noexcept {
+  if (!ready_.empty() || !failures_.empty()) return true;
+  const uint32_t mask = segment_->ring_cells() - 1;
+  for (const Peer* p : by_local_) {
+    if (p == nullptr) continue;
+    if (!p->controls.empty() || !p->streams.empty()) return true;
+    if (!p->failed && !p->corrupt &&
+        LoadWord(p->in[p->head & mask]) == Tag(p->head))
+      return true;
+  }
+  return false;
+}
+
+int ShmDriver::CheckLiveness() noexcept {
+  idle_polls_ = 0;
+  int n = 0;
+  for (Peer* p : by_local_)
+    if (p != nullptr && !p->failed) (void)Alive(*p);
+  // Frames a dead peer wrote before dying go before its failure.
+  for (const PendingFailure& f : failures_)
+    if (Peer* p = PeerOf(f.rank)) n += Drain(*p, /*after_death=*/true);
+  return n;
 }
 
 Status ShmDriver::Arm() noexcept {
@@ -723,8 +748,7 @@ Status ShmDriver::Arm() noexcept {
   const uint32_t ring_cells = segment_->ring_cells();
   for (Peer* p : by_local_) {
     if (p == nullptr || p->failed) continue;
-    const Cell& c =
-        segment_->ring(p->local, options_.local)[p->head & (ring_cells - 1)];
+    const Cell& c = p->in[p->head & (ring_cells - 1)];
     if (LoadWord(c) == Tag(p->head) || !p->controls.empty() ||
         !p->streams.empty()) {
       slot.doorbell.store(0, std::memory_order_relaxed);

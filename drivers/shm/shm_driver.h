@@ -157,6 +157,7 @@ class ShmDriver final : public Driver {
     uint32_t head_cache = 0;   // producer: last head seen
     uint32_t head = 0;         // consumer: cells read (peer -> this)
     uint32_t published = 0;    // consumer: last head stored
+    const Cell* in = nullptr;  // consumer: the ring peer -> this
     int full_count = 0;
     std::deque<Control> controls;  // waiting for FIFO space
     std::deque<uint64_t> streams;  // sends in the copy path, in CTS order
@@ -179,6 +180,13 @@ class ShmDriver final : public Driver {
   // Reads up to a budget of frames from `p` (a peer found dead is read
   // once more, `after_death`, before its failure is reported).
   int Drain(Peer& p, bool after_death = false) noexcept;
+  // Whether a Poll has anything to do: a frame at some peer's ring head,
+  // controls or streams waiting for room, completions or failures to
+  // deliver. One load per peer's ring; writes nothing.
+  bool HasFrames() const noexcept;
+  // The check every `liveness_polls` empty polls: peers found dead are
+  // failed after the frames they wrote are read. Returns frames read.
+  int CheckLiveness() noexcept;
   void Handle(Peer& p, FrameType type, const uint8_t* data,
               uint32_t len) noexcept;
   void StartRecv(Peer& p, uint64_t key, RecvOp& op, const Rts& rts) noexcept;

@@ -49,22 +49,19 @@ TypePtr CheckType(State& st, MPI_Datatype h, const Comm* comm,
   return t;
 }
 
-bool CheckCount(int count, const Comm* comm, const char* fn, int* err,
-                const char* arg) {
-  if (count >= 0) return true;
+bool CheckCountFailed(int count, const Comm* comm, const char* fn, int* err,
+                      const char* arg) {
   *err = RaiseError(comm, MPI_ERR_COUNT, fn,
                     std::string(arg) + " = " + std::to_string(count) +
                         " (must be >= 0)");
   return false;
 }
 
-bool CheckBuffer(const void* buf, int count, const Datatype& type,
-                 const Comm* comm, const char* fn, int* err,
-                 const char* arg) {
-  if (buf != nullptr || count == 0 || type.size() == 0) return true;
-  // MPI_BOTTOM (NULL) with absolute addresses is legal when the type's
-  // data lies at non-zero displacements (built from MPI_Get_address).
-  if (type.true_lb() != 0) return true;
+// MPI_BOTTOM (NULL) with absolute addresses is legal when the type's data
+// lies at non-zero displacements (built from MPI_Get_address): CheckBuffer
+// lets it through before calling this.
+bool CheckBufferFailed(int count, const Datatype& type, const Comm* comm,
+                       const char* fn, int* err, const char* arg) {
   *err = RaiseError(comm, MPI_ERR_BUFFER, fn,
                     std::string(arg) + " is NULL but count = " +
                         std::to_string(count) + " items of " +
@@ -83,11 +80,8 @@ TypePtr CheckData(State& st, const void* buf, int count, MPI_Datatype type,
   return t;
 }
 
-bool CheckRank(int rank, const Comm& comm, bool any_ok, const char* fn,
-               int* err, const char* arg) {
-  if (rank == MPI_PROC_NULL || (any_ok && rank == MPI_ANY_SOURCE) ||
-      (rank >= 0 && rank < comm.size))
-    return true;
+bool CheckRankFailed(int rank, const Comm& comm, bool any_ok,
+                     const char* fn, int* err, const char* arg) {
   *err = RaiseError(&comm, MPI_ERR_RANK, fn,
                     std::string(arg) + " = " + std::to_string(rank) +
                         " (the communicator has " + std::to_string(comm.size) +
@@ -105,10 +99,8 @@ bool CheckRoot(int root, const Comm& comm, const char* fn, int* err) {
   return false;
 }
 
-bool CheckTag(int tag, bool any_ok, const Comm& comm, const char* fn,
-              int* err) {
-  if ((tag >= 0 && tag <= kMaxTag) || (any_ok && tag == MPI_ANY_TAG))
-    return true;
+bool CheckTagFailed(int tag, bool any_ok, const Comm& comm, const char* fn,
+                    int* err) {
   *err = RaiseError(&comm, MPI_ERR_TAG, fn,
                     "tag = " + std::to_string(tag) + " (must be 0.." +
                         std::to_string(kMaxTag) + " (MPI_TAG_UB)" +

@@ -43,12 +43,26 @@ CommPtr CheckComm(State& st, MPI_Comm h, const char* fn, int* err);
 TypePtr CheckType(State& st, MPI_Datatype h, const Comm* comm,
                   const char* fn, int* err, const char* arg = "datatype",
                   bool need_commit = true);
-bool CheckCount(int count, const Comm* comm, const char* fn, int* err,
-                const char* arg = "count");
-// A buffer may be NULL only when it holds no data.
-bool CheckBuffer(const void* buf, int count, const Datatype& type,
-                 const Comm* comm, const char* fn, int* err,
-                 const char* arg = "buf");
+// The checks of the message path are inline: the test of a good argument
+// costs a compare, and only a bad one calls out (the *Failed functions
+// raise the error and build its message). Measured in docs/performance.md.
+bool CheckCountFailed(int count, const Comm* comm, const char* fn, int* err,
+                      const char* arg);
+inline bool CheckCount(int count, const Comm* comm, const char* fn, int* err,
+                       const char* arg = "count") {
+  return count >= 0 || CheckCountFailed(count, comm, fn, err, arg);
+}
+// A buffer may be NULL only when it holds no data (or when the type's data
+// lies at absolute addresses: MPI_BOTTOM).
+bool CheckBufferFailed(int count, const Datatype& type, const Comm* comm,
+                       const char* fn, int* err, const char* arg);
+inline bool CheckBuffer(const void* buf, int count, const Datatype& type,
+                        const Comm* comm, const char* fn, int* err,
+                        const char* arg = "buf") {
+  return buf != nullptr || count == 0 || type.size() == 0 ||
+         type.true_lb() != 0 ||
+         CheckBufferFailed(count, type, comm, fn, err, arg);
+}
 // CheckComm and CheckType for the point-to-point fast path: the
 // predefined communicators and datatypes come back borrowed (no lock, no
 // reference count), user ones shared as CheckComm/CheckType give them.
@@ -69,11 +83,22 @@ inline TypeRef CheckTypeRef(State& st, MPI_Datatype h, const Comm* comm,
 TypePtr CheckData(State& st, const void* buf, int count, MPI_Datatype type,
                   const Comm* comm, const char* fn, int* err,
                   const std::string& side);
-bool CheckRank(int rank, const Comm& comm, bool any_ok, const char* fn,
-               int* err, const char* arg);
+bool CheckRankFailed(int rank, const Comm& comm, bool any_ok,
+                     const char* fn, int* err, const char* arg);
+inline bool CheckRank(int rank, const Comm& comm, bool any_ok,
+                      const char* fn, int* err, const char* arg) {
+  return (rank >= 0 && rank < comm.size) || rank == MPI_PROC_NULL ||
+         (any_ok && rank == MPI_ANY_SOURCE) ||
+         CheckRankFailed(rank, comm, any_ok, fn, err, arg);
+}
 bool CheckRoot(int root, const Comm& comm, const char* fn, int* err);
-bool CheckTag(int tag, bool any_ok, const Comm& comm, const char* fn,
-              int* err);
+bool CheckTagFailed(int tag, bool any_ok, const Comm& comm, const char* fn,
+                    int* err);
+inline bool CheckTag(int tag, bool any_ok, const Comm& comm, const char* fn,
+                     int* err) {
+  return (tag >= 0 && tag <= kMaxTag) || (any_ok && tag == MPI_ANY_TAG) ||
+         CheckTagFailed(tag, any_ok, comm, fn, err);
+}
 // An op valid for `type`.
 std::shared_ptr<const Op> CheckOpArg(State& st, MPI_Op h, const Datatype& type,
                                   const Comm* comm, const char* fn, int* err);
