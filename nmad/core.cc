@@ -147,6 +147,7 @@ struct SessionState : SessionQueues {
   Session handle;
   std::string name;
   std::unique_ptr<strategies::Strategy> owned_strategy;  // strategy
+  bool eager_receives_by_caller = false;  // SessionOptions
   SpinLock mu;  // matching
   std::vector<PeerRecvState> from;
   // Posted receives and unexpected messages (nmad/match_queues.h).
@@ -815,6 +816,9 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       Free(r);
       return;
     }
+    // A rendezvous needs this rank's progress: count the receive now if
+    // Irecv did not (eager_only).
+    if (r->req) RequestAccess::Background(*r->req, *engine);
     Gate& g = *gates[peer];
     {
       std::lock_guard<SpinLock> lock(g.mu);
@@ -1083,7 +1087,19 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       if (m == nullptr || m->view.kind != ChunkKind::kData)
         return Status::kPeerFailed;
     }
-    if (!Claim(req)) return Status::kBusy;
+    // SessionOptions::eager_receives_by_caller: a receive from one peer
+    // whose buffer is within the eager limit can only be completed by eager
+    // data, which needs no protocol step from this rank (the bytes wait in
+    // the kernel's socket buffer or the shared-memory ring until a poll
+    // copies them out), so it is not counted as background work and a
+    // quiet progress thread need not wake for it (docs/overlap.md). A
+    // rendezvous that still reaches it (a sender with a smaller limit, a
+    // truncation) counts it then (Consume).
+    const bool eager_only = s->eager_receives_by_caller &&
+                            source != kAnySource &&
+                            len <= gates[source]->eager_limit;
+    if (!RequestAccess::Claim(req, *engine, !eager_only))
+      return Status::kBusy;
     RecvOp* r = NewRecv();
     r->source = source;
     r->tag = tag;
@@ -1665,6 +1681,7 @@ Result<Session*> Core::OpenSession(std::string_view name,
     s->id = id;
     s->owned_strategy = std::move(strategy);
     s->strategy = s->owned_strategy.get();
+    s->eager_receives_by_caller = options.eager_receives_by_caller;
     s->from.resize(c.size);
     s->out.assign(c.size, nullptr);
     // Match bins for the keys in use at once (collectives number their

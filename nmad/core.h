@@ -196,6 +196,15 @@ using AmHandler = void (*)(AmMessage& message, void* arg) noexcept;
 
 struct SessionOptions {
   std::string strategy;  // empty: NmadOptions::strategy
+  // A receive from one peer whose buffer is within the eager limit is
+  // completed by the polls of whoever tests or waits for it, not by
+  // background progress: only eager data can complete it, and that needs
+  // no step from this rank (the bytes wait in the transport). A quiet
+  // progress thread then stays asleep for it while the application
+  // computes. For layers whose requests are only seen complete through a
+  // call that polls (MadMPI's point-to-point). False: every request is
+  // progressed in the background (Request::done() turns true by itself).
+  bool eager_receives_by_caller = false;
 };
 
 class Session {

@@ -14,15 +14,25 @@ struct RequestAccess {
   // Every claimed request completes (Complete), which ends the background
   // work counted here on `engine`: a request in flight is what a quiet
   // progress thread progresses while the application computes.
-  static bool Claim(Request& req, engine::Engine& engine) noexcept {
+  // With `background` false the request is not counted (a receive that
+  // only eager data can complete: see CoreImpl::Irecv); Background() counts
+  // it later if it turns out to need progress.
+  static bool Claim(Request& req, engine::Engine& engine,
+                    bool background = true) noexcept {
     uint32_t v = req.state_.load(std::memory_order_acquire);
     if (v == Request::kPending) return false;
     req.state_.store(Request::kPending, std::memory_order_relaxed);
     req.status_ = Status::kOk;
     req.info_ = RecvInfo{};
+    req.background_ = nullptr;
+    if (background) Background(req, engine);
+    return true;
+  }
+  // Counts a pending request as background work, once.
+  static void Background(Request& req, engine::Engine& engine) noexcept {
+    if (req.background_ != nullptr) return;
     req.background_ = &engine;
     engine.BeginBackground();
-    return true;
   }
   static void Complete(Request& req, Status s) noexcept { req.Complete(s); }
   static RecvInfo& Info(Request& req) noexcept { return req.info_; }

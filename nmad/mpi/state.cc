@@ -194,6 +194,17 @@ bool SetUserErrorText(int code, const std::string& text) {
 }
 
 namespace {
+
+// A communicator's point-to-point session: an MPI request is only seen
+// complete through a call that polls (MPI_Test, MPI_Wait...), so eager
+// receives are left to those polls, not to background progress
+// (SessionOptions::eager_receives_by_caller; docs/overlap.md).
+nmad::SessionOptions P2pSessionOptions() {
+  nmad::SessionOptions o;
+  o.eager_receives_by_caller = true;
+  return o;
+}
+
 // A new error code of class `error_class` whose text is `message`.
 int RecordError(int error_class, const char* fn, const std::string& message) {
   ErrorLog& log = Log();
@@ -316,7 +327,7 @@ State::State() {
     for (int i = 0; i < c->size; ++i) c->from_world[c->world[i]] = i;
     c->rank = c->from_world[world_rank()];
     c->handle = handle;
-    auto p2p = core_->OpenSession("mpi:" + c->id, {}, &err);
+    auto p2p = core_->OpenSession("mpi:" + c->id, P2pSessionOptions(), &err);
     auto col = core_->OpenSession("mpi:" + c->id + "#coll", {}, &err);
     if (!p2p.ok() || !col.ok())
       throw std::runtime_error("cannot open the sessions of " +
@@ -348,7 +359,7 @@ MPI_Comm State::NewComm(std::string id, std::vector<int> world,
   c->from_world.assign(world_size(), -1);
   for (int i = 0; i < c->size; ++i) c->from_world[c->world[i]] = i;
   c->rank = c->from_world[world_rank()];
-  auto p2p = core_->OpenSession("mpi:" + c->id, {}, error);
+  auto p2p = core_->OpenSession("mpi:" + c->id, P2pSessionOptions(), error);
   if (!p2p.ok()) return MPI_COMM_NULL;
   auto col = core_->OpenSession("mpi:" + c->id + "#coll", {}, error);
   if (!col.ok()) return MPI_COMM_NULL;
