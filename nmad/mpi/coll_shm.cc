@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -523,73 +524,99 @@ bool ShmGather(State& st, Comm& comm, const void* sendbuf, int scount,
   return Done(st, comm, -1, fn, result);
 }
 
+// Blocks of `block` bytes that one slot holds, at most n (all of them at
+// 0 bytes).
+int BlocksPerSlot(const CollShm& shm, uint64_t block) {
+  if (block == 0) return shm.n;
+  return static_cast<int>(
+      std::min<uint64_t>(static_cast<uint64_t>(shm.n), shm.slot_bytes / block));
+}
+
 bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
                 const Datatype* stype, void* recvbuf, int rcount,
                 const Datatype* rtype, int root, const char* fn, int* result) {
-  const int n = comm.size;
-  const bool is_root = comm.rank == root;
+  const int n = comm.size, me = comm.rank;
+  const bool is_root = me == root;
   const uint64_t block =
       is_root ? static_cast<uint64_t>(scount) * stype->size()
               : static_cast<uint64_t>(rcount) * rtype->size();
-  CollShm* shm =
-      Ready(st, comm, coll::Collective::kScatter, block * static_cast<uint64_t>(n));
+  CollShm* shm = Ready(st, comm, coll::Collective::kScatter, block);
   if (shm == nullptr) return false;
-  const uint64_t e = ++shm->epoch;
+  // One epoch per round of `per` receivers (one round up to the budget).
+  const int per = BlocksPerSlot(*shm, block);
   int failed = -1;
-  if (is_root) {
-    failed = BeginWrite(st, comm, *shm, e);
-    if (failed >= 0) return Done(st, comm, failed, fn, result);
-    // Every block, its own too (one copy of the whole buffer).
-    CopyIn(*stype, sendbuf, 0, static_cast<int64_t>(n) * scount,
-           shm->Slot(root, e));
-    shm->Publish(shm->Arrive(root), e);
-    if (recvbuf != MPI_IN_PLACE)
-      CopyOut(*rtype, shm->Slot(root, e) + static_cast<size_t>(root) * block,
+  for (int first = 0; first < n && failed < 0; first += per) {
+    const int last = std::min(n, first + per);
+    const uint64_t e = ++shm->epoch;
+    if (is_root) {
+      failed = BeginWrite(st, comm, *shm, e);
+      if (failed >= 0) break;
+      // The round's blocks, the root's own too (one copy of the run).
+      CopyIn(*stype, sendbuf, static_cast<int64_t>(first) * scount,
+             static_cast<int64_t>(last - first) * scount, shm->Slot(root, e));
+      shm->Publish(shm->Arrive(root), e);
+      if (me >= first && me < last && recvbuf != MPI_IN_PLACE)
+        CopyOut(*rtype,
+                shm->Slot(root, e) + static_cast<size_t>(me - first) * block,
+                recvbuf, 0, rcount);
+    } else if (me >= first && me < last) {
+      std::atomic_ref<uint64_t> from = shm->Arrive(root);
+      failed = Wait(st, comm, *shm, [&] {
+        return from.load(std::memory_order_acquire) >= e;
+      });
+      if (failed >= 0) break;
+      CopyOut(*rtype,
+              shm->Slot(root, e) + static_cast<size_t>(me - first) * block,
               recvbuf, 0, rcount);
-    return Done(st, comm, -1, fn, result);
+      shm->Publish(shm->Arrive(me), e);
+    } else {
+      shm->Publish(shm->Arrive(me), e);  // nothing to read in this round
+    }
   }
-  std::atomic_ref<uint64_t> from = shm->Arrive(root);
-  failed = Wait(st, comm, *shm, [&] {
-    return from.load(std::memory_order_acquire) >= e;
-  });
-  if (failed >= 0) return Done(st, comm, failed, fn, result);
-  CopyOut(*rtype, shm->Slot(root, e) + static_cast<size_t>(comm.rank) * block,
-          recvbuf, 0, rcount);
-  shm->Publish(shm->Arrive(comm.rank), e);
-  return Done(st, comm, -1, fn, result);
+  return Done(st, comm, failed, fn, result);
 }
 
 bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
                  const Datatype* stype, void* recvbuf, int rcount,
                  const Datatype& rtype, const char* fn, int* result) {
-  const int n = comm.size;
+  const int n = comm.size, me = comm.rank;
   const uint64_t block = static_cast<uint64_t>(rcount) * rtype.size();
-  CollShm* shm = Ready(st, comm, coll::Collective::kAlltoall,
-                       block * static_cast<uint64_t>(n));
+  CollShm* shm = Ready(st, comm, coll::Collective::kAlltoall, block);
   if (shm == nullptr) return false;
-  const uint64_t e = ++shm->epoch;
-  const int me = comm.rank;
-  int failed = BeginWrite(st, comm, *shm, e);
-  if (failed >= 0) return Done(st, comm, failed, fn, result);
-  // All n blocks in one copy; in place, from the receive buffer, before
-  // anything is written to it.
-  if (sendbuf == MPI_IN_PLACE)
-    CopyIn(rtype, recvbuf, 0, static_cast<int64_t>(n) * rcount,
-           shm->Slot(me, e));
-  else
-    CopyIn(*stype, sendbuf, 0, static_cast<int64_t>(n) * scount,
-           shm->Slot(me, e));
-  shm->Publish(shm->Arrive(me), e);
-  if (sendbuf != MPI_IN_PLACE)
-    CopyOut(rtype, shm->Slot(me, e) + static_cast<size_t>(me) * block, recvbuf,
-            static_cast<int64_t>(me) * rcount, rcount);
-  failed = WaitAll(st, comm, *shm, e);
-  if (failed >= 0) return Done(st, comm, failed, fn, result);
-  for (int q = 0; q < n; ++q)
-    if (q != me)
-      CopyOut(rtype, shm->Slot(q, e) + static_cast<size_t>(me) * block,
-              recvbuf, static_cast<int64_t>(q) * rcount, rcount);
-  return Done(st, comm, -1, fn, result);
+  const int per = BlocksPerSlot(*shm, block);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  // In place, a later round's input would be overwritten by an earlier
+  // round's output: one round only (MPI_IN_PLACE is given on every rank).
+  if (in_place && per < n) return false;
+  const Datatype& in_type = in_place ? rtype : *stype;
+  const void* in = in_place ? recvbuf : sendbuf;
+  const int in_count = in_place ? rcount : scount;
+  int failed = -1;
+  // One epoch per round of `per` destinations: every rank copies its
+  // blocks for them into its slot (in place, before anything is written
+  // to the receive buffer), stores its flag; the round's destinations wait
+  // for every flag and copy their block out of every slot.
+  for (int first = 0; first < n && failed < 0; first += per) {
+    const int last = std::min(n, first + per);
+    const uint64_t e = ++shm->epoch;
+    failed = BeginWrite(st, comm, *shm, e);
+    if (failed >= 0) break;
+    CopyIn(in_type, in, static_cast<int64_t>(first) * in_count,
+           static_cast<int64_t>(last - first) * in_count, shm->Slot(me, e));
+    shm->Publish(shm->Arrive(me), e);
+    if (me < first || me >= last) continue;
+    const size_t at = static_cast<size_t>(me - first) * block;
+    if (!in_place)
+      CopyOut(rtype, shm->Slot(me, e) + at, recvbuf,
+              static_cast<int64_t>(me) * rcount, rcount);
+    failed = WaitAll(st, comm, *shm, e);
+    if (failed >= 0) break;
+    for (int q = 0; q < n; ++q)
+      if (q != me)
+        CopyOut(rtype, shm->Slot(q, e) + at, recvbuf,
+                static_cast<int64_t>(q) * rcount, rcount);
+  }
+  return Done(st, comm, failed, fn, result);
 }
 
 }  // namespace rondo::nmad::mpi

@@ -1767,9 +1767,10 @@ static void suite_back_to_back(Comm* c) {
 }
 
 /* The small blocking gather, allgather, scatter and alltoall take the same
- * path (RONDO_COLL_SHM) while a rank's blocks fit its 16 KiB slot: per
- * block for (all)gather, all n blocks together for scatter and alltoall.
- * Block counts around both edges (4096 ints, 4096 / n ints), 0, roots
+ * path (RONDO_COLL_SHM) while a block fits a rank's 16 KiB slot; scatter
+ * and alltoall in rounds when the n blocks do not (an in-place alltoall
+ * then takes the message path). Block counts around both edges (4096
+ * ints, 4096 / n ints), 0, roots
  * changing, the in-place forms every other round, and every fourth pair of
  * rounds a receiving (or, for alltoall, sending) datatype with a gap after
  * each int (the gaps stay untouched) against contiguous ints elsewhere. */
@@ -1793,7 +1794,7 @@ static void suite_back_to_back_blocks(Comm* c) {
   for (int i = 0; i < SHM_ROUNDS; ++i) {
     const int salt = ++c->salt;
     /* Scatter and alltoall: n blocks of `nc` ints; (all)gather: `gc`. */
-    const int nc = counts[i % 4], gc = counts[i % 6];
+    const int nc = counts[(i + 3) % 6], gc = counts[i % 6];
     const int root = (i * 5 + 2) % n;
     const int inplace = i % 2, strided = (i / 2) % 4 == 1 && !inplace;
     int bad = 0;

@@ -30,6 +30,9 @@
 //  - scatter: as bcast, the root's slot holding every rank's block;
 //  - alltoall: each rank copies its n blocks into slot(r, e), stores,
 //    waits for every rank, then copies block r of every slot out.
+//  Scatter and alltoall whose n blocks do not fit a slot take one epoch
+//  per round of as many destinations as fit: every rank stores its flag in
+//  every round, and only that round's destinations wait and read.
 // Reuse: a rank writes slot(r, e) (last used in epoch e - 2) only once it
 // knows every arrive[q] >= e - 1 (each rank stores its epoch e - 1 flag
 // after it finished reading epoch e - 2's data); barriers and allreduces
@@ -100,12 +103,14 @@ bool ShmGather(State& st, Comm& comm, const void* sendbuf, int scount,
                const Datatype* stype, void* recvbuf, int rcount,
                const Datatype* rtype, int root, const char* fn, int* result);
 // Scatter: `recvbuf` may be MPI_IN_PLACE at the root. Up to
-// RONDO_COLL_SHM_BYTES for all the blocks together.
+// RONDO_COLL_SHM_BYTES per block (in rounds of as many blocks as a slot
+// holds).
 bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
                 const Datatype* stype, void* recvbuf, int rcount,
                 const Datatype* rtype, int root, const char* fn, int* result);
 // Alltoall: `sendbuf` may be MPI_IN_PLACE (recvbuf holds the blocks to
-// send). Up to RONDO_COLL_SHM_BYTES for all of a rank's blocks together.
+// send). Up to RONDO_COLL_SHM_BYTES per block, in rounds of as many
+// destinations as a slot holds; in place, all of a rank's blocks in one.
 bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
                  const Datatype* stype, void* recvbuf, int rcount,
                  const Datatype& rtype, const char* fn, int* result);
