@@ -1771,9 +1771,9 @@ static void suite_back_to_back(Comm* c) {
  * and alltoall in rounds when the n blocks do not (an in-place alltoall
  * then takes the message path). Block counts around both edges (4096
  * ints, 4096 / n ints), 0, roots
- * changing, the in-place forms every other round, and every fourth pair of
- * rounds a receiving (or, for alltoall, sending) datatype with a gap after
- * each int (the gaps stay untouched) against contiguous ints elsewhere. */
+ * changing, each count plain, in place, and with a receiving (or, for
+ * alltoall, sending) datatype with a gap after each int (the gaps stay
+ * untouched) against contiguous ints elsewhere. */
 static void check_gapped(const char* what, const int* wide, size_t first,
                          size_t n, int src, int dst, int salt, int* bad) {
   for (size_t j = 0; j < n && !*bad; ++j)
@@ -1781,6 +1781,7 @@ static void check_gapped(const char* what, const int* wide, size_t first,
            !check_ll("gap", SENT, wide[2 * (first + j) + 1]);
 }
 
+#define BLOCK_ROUNDS 24
 static void suite_back_to_back_blocks(Comm* c) {
   const int n = c->size, me = c->rank;
   const int counts[6] = {0, 1, 4096 / n, 4096 / n + 1, 4096, 4097};
@@ -1791,12 +1792,14 @@ static void suite_back_to_back_blocks(Comm* c) {
   MPI_Datatype gapped; /* one int, extent two */
   MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &gapped);
   MPI_Type_commit(&gapped);
-  for (int i = 0; i < SHM_ROUNDS; ++i) {
+  for (int i = 0; i < BLOCK_ROUNDS; ++i) {
     const int salt = ++c->salt;
-    /* Scatter and alltoall: n blocks of `nc` ints; (all)gather: `gc`. */
+    /* Scatter and alltoall: n blocks of `nc` ints; (all)gather: `gc`.
+     * Every count in every mode: plain, in place, gapped, plain. */
     const int nc = counts[(i + 3) % 6], gc = counts[i % 6];
     const int root = (i * 5 + 2) % n;
-    const int inplace = i % 2, strided = (i / 2) % 4 == 1 && !inplace;
+    const int mode = (i / 6) % 4;
+    const int inplace = mode == 1, strided = mode == 2;
     int bad = 0;
     chk_context("back-to-back blocks %s round=%d counts=%d/%d root=%d%s%s",
                 c->name, i, nc, gc, root, ips(inplace),
