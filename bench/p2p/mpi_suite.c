@@ -36,7 +36,12 @@
  *   neighbor_alltoall_init_float  the same as a persistent collective:
  *                    MPI_Neighbor_alltoall_init once per case on that
  *                    communicator, then MPI_Start + MPI_Wait (Open MPI
- *                    4.1: MPIX_Neighbor_alltoall_init).
+ *                    4.1: MPIX_Neighbor_alltoall_init);
+ *   alltoall_float, allgather_float, gather_float, scatter_float
+ *                    MPI_Alltoall, MPI_Allgather, MPI_Gather (to rank 0)
+ *                    and MPI_Scatter (from rank 0) of MPI_FLOAT, 8 B,
+ *                    16 KiB and 1 MiB per block (bytes per rank pair, as
+ *                    osu_alltoall and osu_allgather count them).
  * With more than 2 ranks, latency and bandwidth run between ranks 0 and 1
  * and the other ranks wait in an MPI_Barrier at the end of the case.
  *
@@ -167,6 +172,10 @@ enum Test {
   kAllreduceInitFloat,
   kNeighborAlltoallFloat,
   kNeighborAlltoallInitFloat,
+  kAlltoallFloat,
+  kAllgatherFloat,
+  kGatherFloat,
+  kScatterFloat,
   kNumTests
 };
 
@@ -174,10 +183,12 @@ static const char* const kNames[kNumTests] = {
     "latency",     "bandwidth",      "barrier",        "bcast_char",
     "bcast_float", "allreduce_char", "allreduce_float", "iallreduce_float",
     "allreduce_init_float", "neighbor_alltoall_float",
-    "neighbor_alltoall_init_float"};
+    "neighbor_alltoall_init_float", "alltoall_float", "allgather_float",
+    "gather_float", "scatter_float"};
 
 #define kSmall ((size_t)8)
 #define kLarge ((size_t)1 << 20)
+#define kMid ((size_t)16384) /* the block collectives' third size */
 #define kWindow 64
 #define kMaxSamples 100
 #define kMinIterations 5
@@ -369,15 +380,20 @@ static void FreeBuffers(Buffers* b) {
 static int IsNeighbor(int t) {
   return t == kNeighborAlltoallFloat || t == kNeighborAlltoallInitFloat;
 }
+/* One block per rank: alltoall, allgather, gather, scatter. */
+static int IsBlocks(int t) {
+  return t == kAlltoallFloat || t == kAllgatherFloat || t == kGatherFloat ||
+         t == kScatterFloat;
+}
 static int IsFloat(int t) {
   return t == kBcastFloat || t == kAllreduceFloat || t == kIallreduceFloat ||
-         t == kAllreduceInitFloat || IsNeighbor(t);
+         t == kAllreduceInitFloat || IsNeighbor(t) || IsBlocks(t);
 }
 
 static Buffers MakeBuffers(int t, size_t bytes) {
   Buffers b = {NULL, NULL, NULL, bytes, 0, MPI_REQUEST_NULL, MPI_COMM_NULL};
   /* neighbor_alltoall*: one block per neighbour (2). */
-  const size_t blocks = IsNeighbor(t) ? 2 : 1;
+  const size_t blocks = IsNeighbor(t) ? 2 : IsBlocks(t) ? (size_t)size_ : 1;
   b.send = Alloc(bytes * blocks);
   b.recv = Alloc(bytes * blocks);
   b.count = (int)(IsFloat(t) ? bytes / sizeof(float) : bytes);
@@ -431,6 +447,20 @@ static void Prepare(int t, Buffers* b) {
       float* f = (float*)b->send;
       float* g = (float*)b->recv;
       for (i = 0; i < 2 * (size_t)b->count; ++i) {
+        f[i] = FloatVal(rank_, i);
+        g[i] = -1.0f;
+      }
+      break;
+    }
+    case kAlltoallFloat:
+    case kAllgatherFloat:
+    case kGatherFloat:
+    case kScatterFloat: {
+      /* Element i of the n blocks of this rank's send buffer (allgather
+       * and gather send the first block only). */
+      float* f = (float*)b->send;
+      float* g = (float*)b->recv;
+      for (i = 0; i < (size_t)size_ * (size_t)b->count; ++i) {
         f[i] = FloatVal(rank_, i);
         g[i] = -1.0f;
       }
@@ -512,6 +542,31 @@ static int Check(int t, const Buffers* b) {
         for (int r = 0; r < size_; ++r) want += FloatVal(r, i);
         if (g[i] != want) return Wrong(t, "sum", i, g[i], want);
       }
+      return 0;
+    }
+    case kAlltoallFloat:
+    case kAllgatherFloat:
+    case kGatherFloat: {
+      /* Block q: rank q's block for this rank (alltoall) or its first. */
+      const float* g = (const float*)b->recv;
+      const size_t c = (size_t)b->count;
+      if (t == kGatherFloat && rank_ != 0) return 0;
+      for (int q = 0; q < size_; ++q)
+        for (i = 0; i < c; ++i) {
+          const float want =
+              FloatVal(q, (t == kAlltoallFloat ? (size_t)rank_ * c : 0) + i);
+          if (g[(size_t)q * c + i] != want)
+            return Wrong(t, "block", (size_t)q * c + i, g[(size_t)q * c + i],
+                         want);
+        }
+      return 0;
+    }
+    case kScatterFloat: {
+      const float* g = (const float*)b->recv;
+      const size_t c = (size_t)b->count;
+      for (i = 0; i < c; ++i)
+        if (g[i] != FloatVal(0, (size_t)rank_ * c + i))
+          return Wrong(t, "block", i, g[i], FloatVal(0, (size_t)rank_ * c + i));
       return 0;
     }
     default:
@@ -608,6 +663,22 @@ static int Once(int t, Buffers* b) {
                                        MPI_INFO_NULL, &b->persistent));
       if (rc == MPI_SUCCESS) TRY(MPI_Start(&b->persistent));
       if (rc == MPI_SUCCESS) TRY(MPI_Wait(&b->persistent, MPI_STATUS_IGNORE));
+      break;
+    case kAlltoallFloat:
+      TRY(MPI_Alltoall(b->send, b->count, MPI_FLOAT, b->recv, b->count,
+                       MPI_FLOAT, w));
+      break;
+    case kAllgatherFloat:
+      TRY(MPI_Allgather(b->send, b->count, MPI_FLOAT, b->recv, b->count,
+                        MPI_FLOAT, w));
+      break;
+    case kGatherFloat:
+      TRY(MPI_Gather(b->send, b->count, MPI_FLOAT, b->recv, b->count,
+                     MPI_FLOAT, 0, w));
+      break;
+    case kScatterFloat:
+      TRY(MPI_Scatter(b->send, b->count, MPI_FLOAT, b->recv, b->count,
+                      MPI_FLOAT, 0, w));
       break;
     default:
       break;
@@ -1055,6 +1126,7 @@ int main(int argc, char** argv) {
         break;
       default:
         Case(&o, t, kSmall);
+        if (IsBlocks(t)) Case(&o, t, kMid);
         Case(&o, t, kLarge);
         break;
     }

@@ -1,7 +1,8 @@
 // bench/p2p/mpi_suite: what an MPI program sees of Rondo's MPI beside its peers
 // (issues 15 and 18, "How it is measured"). OSU-style latency, bandwidth,
-// barrier, bcast, allreduce (blocking, nonblocking and persistent) and
-// neighbourhood alltoall (blocking and persistent) under Rondo's defaults,
+// barrier, bcast, allreduce (blocking, nonblocking and persistent),
+// neighbourhood alltoall (blocking and persistent), alltoall, allgather,
+// gather and scatter under Rondo's defaults,
 // under Rondo's best explicit setting, under Open MPI 4.1's defaults and
 // under MPICH 4.0's defaults, in one invocation, with the issues' targets.
 //
@@ -89,8 +90,9 @@
 //  * with --json FILE, bench/common/report.h's schema: a case
 //    "suite:<library>:<config>:<test>:<ranks>:<bytes>" (library rondo,
 //    openmpi or mpich; config default or tuned for Rondo, default for the
-//    peers; bytes 8 for latency, 1048576 for bandwidth, 0 for barrier, 8
-//    and 1048576 for the others) per measured, unsupported or wrong case,
+//    peers; bytes 8 for latency, 1048576 for bandwidth, 0 for barrier, 8,
+//    16384 and 1048576 per block for alltoall, allgather, gather and
+//    scatter, 8 and 1048576 for the others) per measured, unsupported or wrong case,
 //    with median_ns, min_ns, p99_ns (null when unsupported, with
 //    "supported": false and "error", or wrong, with "wrong_result": true,
 //    "reason" and "known_issue"; both "valid": false and a "note"),
@@ -163,6 +165,12 @@ const TestInfo kTests[] = {
     {"allreduce_init_float", {8, 1 << 20}},
     {"neighbor_alltoall_float", {8, 1 << 20}},
     {"neighbor_alltoall_init_float", {8, 1 << 20}},
+    // Issue 28: the block collectives, 8 B to 16 KiB per block (the
+    // shared-memory path's range) and 1 MiB.
+    {"alltoall_float", {8, 16384, 1 << 20}},
+    {"allgather_float", {8, 16384, 1 << 20}},
+    {"gather_float", {8, 16384, 1 << 20}},
+    {"scatter_float", {8, 16384, 1 << 20}},
 };
 
 // A library and configuration: how its jobs are started.
@@ -1101,7 +1109,9 @@ int main(int argc, char** argv) {
                  "all (default) or among latency, bandwidth, barrier, "
                  "bcast_char, bcast_float, allreduce_char, allreduce_float, "
                  "iallreduce_float, allreduce_init_float, "
-                 "neighbor_alltoall_float, neighbor_alltoall_init_float");
+                 "neighbor_alltoall_float, neighbor_alltoall_init_float, "
+                 "alltoall_float, allgather_float, gather_float, "
+                 "scatter_float");
   app.add_option("--configs", a.configs,
                  "among rondo:default, rondo:tuned, openmpi:default, "
                  "mpich:default (default all four)");

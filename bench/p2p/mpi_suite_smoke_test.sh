@@ -90,7 +90,11 @@ tests = {"latency": [8], "bandwidth": both, "barrier": [0],
          "bcast_char": both, "bcast_float": both, "allreduce_char": both,
          "allreduce_float": both, "iallreduce_float": both,
          "allreduce_init_float": both, "neighbor_alltoall_float": both,
-         "neighbor_alltoall_init_float": both}
+         "neighbor_alltoall_init_float": both,
+         "alltoall_float": [8, 16384, 1 << 20],
+         "allgather_float": [8, 16384, 1 << 20],
+         "gather_float": [8, 16384, 1 << 20],
+         "scatter_float": [8, 16384, 1 << 20]}
 assert machine["tests"] == list(tests), machine["tests"]
 cases = {r["case"]: r for r in doc["results"]}
 want = [f"suite:{l}:{c}:{t}:{n}:{b}" for l, c in settings for t, sizes in

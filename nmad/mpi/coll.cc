@@ -571,9 +571,6 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = NewRequest(mode);
-  r->type = st_type ? st_type : rt_type;
-  r->more_types = {rt_type};
   const uint64_t block =
       in_place || (!st_type)
           ? static_cast<uint64_t>(rcount) * rt_type->size()
@@ -584,6 +581,13 @@ int Gather(const void* sendbuf, int scount, MPI_Datatype stype,
                           " bytes) differs from recvcount x recvtype (" +
                           std::to_string(rcount * rt_type->size()) +
                           " bytes) at the root");
+  if (mode.blocking() &&
+      ShmGather(*st, *comm, sendbuf, scount, st_type.get(), recvbuf, rcount,
+                rt_type.get(), all ? -1 : root, kFn, &err))
+    return err;
+  auto r = NewRequest(mode);
+  r->type = st_type ? st_type : rt_type;
+  r->more_types = {rt_type};
   uint8_t* out = nullptr;
   if (is_root)
     out = OutBytes(*r, recvbuf, static_cast<int64_t>(rcount) * comm->size,
@@ -621,9 +625,6 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
                      "recv");
     if (!rt_type) return err;
   }
-  auto r = NewRequest(mode);
-  r->type = rt_type ? rt_type : st_type;
-  r->more_types = {st_type};
   const uint64_t block =
       st_type ? static_cast<uint64_t>(scount) * st_type->size()
               : static_cast<uint64_t>(rcount) * rt_type->size();
@@ -632,6 +633,13 @@ int Scatter(const void* sendbuf, int scount, MPI_Datatype stype,
     return RaiseError(comm.get(), MPI_ERR_TRUNCATE, kFn,
                       "sendcount x sendtype differs from recvcount x "
                       "recvtype at the root");
+  if (mode.blocking() &&
+      ShmScatter(*st, *comm, sendbuf, scount, st_type.get(), recvbuf, rcount,
+                 rt_type.get(), root, kFn, &err))
+    return err;
+  auto r = NewRequest(mode);
+  r->type = rt_type ? rt_type : st_type;
+  r->more_types = {st_type};
   const uint8_t* in =
       is_root ? InBytes(*r, sendbuf, static_cast<int64_t>(scount) * comm->size,
                         *st_type)
@@ -930,6 +938,10 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
                         "sendcount x sendtype differs from recvcount x "
                         "recvtype");
   }
+  if (mode.blocking() &&
+      ShmAlltoall(*st, *comm, sendbuf, scount, in_place ? nullptr : stt.get(),
+                  recvbuf, rcount, *rt, kFn, &err))
+    return err;
   if (!in_place && stt->is_contiguous() && rt->is_contiguous()) {
     // The common case: the uniform schedule (Bruck or pairwise).
     auto r = NewRequest(mode);

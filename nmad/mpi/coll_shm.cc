@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -418,6 +419,204 @@ bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
   }
   *result = MPI_SUCCESS;
   return true;
+}
+
+
+namespace {
+
+// Item `first` of a buffer of `t`'s items (MPI's layout: item i at
+// buf + i * extent).
+const uint8_t* Item(const Datatype& t, const void* buf, int64_t first) {
+  return static_cast<const uint8_t*>(buf) + first * t.extent();
+}
+
+// Packs `count` items of `t` from item `first` of `buf` to `out`.
+void CopyIn(const Datatype& t, const void* buf, int64_t first, int64_t count,
+            uint8_t* out) {
+  const int64_t bytes = count * t.size();
+  if (bytes == 0) return;
+  if (t.is_contiguous())
+    std::memcpy(out, Item(t, buf, first) + t.true_lb(),
+                static_cast<size_t>(bytes));
+  else
+    t.Pack(Item(t, buf, first), count, out);
+}
+
+// Unpacks `count` packed items of `t` from `in` to item `first` of `buf`.
+void CopyOut(const Datatype& t, const uint8_t* in, void* buf, int64_t first,
+             int64_t count) {
+  const int64_t bytes = count * t.size();
+  if (bytes == 0) return;
+  auto* at = const_cast<uint8_t*>(Item(t, buf, first));
+  if (t.is_contiguous())
+    std::memcpy(at + t.true_lb(), in, static_cast<size_t>(bytes));
+  else
+    t.Unpack(in, bytes, at, count);
+}
+
+// A rank's own block from its send buffer straight to its place in its
+// receive buffer (through a packed copy when either type is not
+// contiguous; `tmp` holds one block).
+void CopyOwn(const Datatype& stype, const void* sendbuf, int scount,
+             const Datatype& rtype, void* recvbuf, int64_t rfirst,
+             int rcount, uint8_t* tmp) {
+  if (stype.is_contiguous()) {
+    CopyOut(rtype, Item(stype, sendbuf, 0) + stype.true_lb(), recvbuf,
+            rfirst, rcount);
+  } else {
+    CopyIn(stype, sendbuf, 0, scount, tmp);
+    CopyOut(rtype, tmp, recvbuf, rfirst, rcount);
+  }
+}
+
+// The end of a call on the shared-memory path: *result, and true.
+bool Done(State& st, Comm& comm, int failed, const char* fn, int* result) {
+  *result = failed < 0 ? MPI_SUCCESS : Failed(st, comm, failed, fn);
+  return true;
+}
+
+}  // namespace
+
+bool ShmGather(State& st, Comm& comm, const void* sendbuf, int scount,
+               const Datatype* stype, void* recvbuf, int rcount,
+               const Datatype* rtype, int root, const char* fn, int* result) {
+  const bool all = root < 0;
+  const bool receiver = all || comm.rank == root;
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const uint64_t block =
+      in_place ? static_cast<uint64_t>(rcount) * rtype->size()
+               : static_cast<uint64_t>(scount) * stype->size();
+  CollShm* shm = Ready(
+      st, comm, all ? coll::Collective::kAllgather : coll::Collective::kGather,
+      block);
+  if (shm == nullptr) return false;
+  const uint64_t e = ++shm->epoch;
+  const int me = comm.rank;
+  int failed = -1;
+  if (all || !receiver) {
+    // A writer of slot(me, e): allgather ranks and gather leaves.
+    failed = BeginWrite(st, comm, *shm, e);
+    if (failed >= 0) return Done(st, comm, failed, fn, result);
+    if (in_place)
+      CopyIn(*rtype, recvbuf, static_cast<int64_t>(me) * rcount, rcount,
+             shm->Slot(me, e));
+    else
+      CopyIn(*stype, sendbuf, 0, scount, shm->Slot(me, e));
+  }
+  // A gather root writes no slot: it has read epoch e - 1's already.
+  shm->Publish(shm->Arrive(me), e);
+  if (!receiver) return Done(st, comm, -1, fn, result);
+  if (!in_place) {
+    if (all)  // its block is in its slot already
+      CopyOut(*rtype, shm->Slot(me, e), recvbuf,
+              static_cast<int64_t>(me) * rcount, rcount);
+    else
+      CopyOwn(*stype, sendbuf, scount, *rtype, recvbuf,
+              static_cast<int64_t>(me) * rcount, rcount,
+              shm->scratch.data());
+  }
+  failed = WaitAll(st, comm, *shm, e);
+  if (failed >= 0) return Done(st, comm, failed, fn, result);
+  for (int q = 0; q < shm->n; ++q)
+    if (q != me)
+      CopyOut(*rtype, shm->Slot(q, e), recvbuf,
+              static_cast<int64_t>(q) * rcount, rcount);
+  return Done(st, comm, -1, fn, result);
+}
+
+// Blocks of `block` bytes that one slot holds, at most n (all of them at
+// 0 bytes).
+int BlocksPerSlot(const CollShm& shm, uint64_t block) {
+  if (block == 0) return shm.n;
+  return static_cast<int>(
+      std::min<uint64_t>(static_cast<uint64_t>(shm.n), shm.slot_bytes / block));
+}
+
+bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
+                const Datatype* stype, void* recvbuf, int rcount,
+                const Datatype* rtype, int root, const char* fn, int* result) {
+  const int n = comm.size, me = comm.rank;
+  const bool is_root = me == root;
+  const uint64_t block =
+      is_root ? static_cast<uint64_t>(scount) * stype->size()
+              : static_cast<uint64_t>(rcount) * rtype->size();
+  CollShm* shm = Ready(st, comm, coll::Collective::kScatter, block);
+  if (shm == nullptr) return false;
+  // One epoch per round of `per` receivers (one round up to the budget).
+  const int per = BlocksPerSlot(*shm, block);
+  int failed = -1;
+  for (int first = 0; first < n && failed < 0; first += per) {
+    const int last = std::min(n, first + per);
+    const uint64_t e = ++shm->epoch;
+    if (is_root) {
+      failed = BeginWrite(st, comm, *shm, e);
+      if (failed >= 0) break;
+      // The round's blocks, the root's own too (one copy of the run).
+      CopyIn(*stype, sendbuf, static_cast<int64_t>(first) * scount,
+             static_cast<int64_t>(last - first) * scount, shm->Slot(root, e));
+      shm->Publish(shm->Arrive(root), e);
+      if (me >= first && me < last && recvbuf != MPI_IN_PLACE)
+        CopyOut(*rtype,
+                shm->Slot(root, e) + static_cast<size_t>(me - first) * block,
+                recvbuf, 0, rcount);
+    } else if (me >= first && me < last) {
+      std::atomic_ref<uint64_t> from = shm->Arrive(root);
+      failed = Wait(st, comm, *shm, [&] {
+        return from.load(std::memory_order_acquire) >= e;
+      });
+      if (failed >= 0) break;
+      CopyOut(*rtype,
+              shm->Slot(root, e) + static_cast<size_t>(me - first) * block,
+              recvbuf, 0, rcount);
+      shm->Publish(shm->Arrive(me), e);
+    } else {
+      shm->Publish(shm->Arrive(me), e);  // nothing to read in this round
+    }
+  }
+  return Done(st, comm, failed, fn, result);
+}
+
+bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
+                 const Datatype* stype, void* recvbuf, int rcount,
+                 const Datatype& rtype, const char* fn, int* result) {
+  const int n = comm.size, me = comm.rank;
+  const uint64_t block = static_cast<uint64_t>(rcount) * rtype.size();
+  CollShm* shm = Ready(st, comm, coll::Collective::kAlltoall, block);
+  if (shm == nullptr) return false;
+  const int per = BlocksPerSlot(*shm, block);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  // In place, a later round's input would be overwritten by an earlier
+  // round's output: one round only (MPI_IN_PLACE is given on every rank).
+  if (in_place && per < n) return false;
+  const Datatype& in_type = in_place ? rtype : *stype;
+  const void* in = in_place ? recvbuf : sendbuf;
+  const int in_count = in_place ? rcount : scount;
+  int failed = -1;
+  // One epoch per round of `per` destinations: every rank copies its
+  // blocks for them into its slot (in place, before anything is written
+  // to the receive buffer), stores its flag; the round's destinations wait
+  // for every flag and copy their block out of every slot.
+  for (int first = 0; first < n && failed < 0; first += per) {
+    const int last = std::min(n, first + per);
+    const uint64_t e = ++shm->epoch;
+    failed = BeginWrite(st, comm, *shm, e);
+    if (failed >= 0) break;
+    CopyIn(in_type, in, static_cast<int64_t>(first) * in_count,
+           static_cast<int64_t>(last - first) * in_count, shm->Slot(me, e));
+    shm->Publish(shm->Arrive(me), e);
+    if (me < first || me >= last) continue;
+    const size_t at = static_cast<size_t>(me - first) * block;
+    if (!in_place)
+      CopyOut(rtype, shm->Slot(me, e) + at, recvbuf,
+              static_cast<int64_t>(me) * rcount, rcount);
+    failed = WaitAll(st, comm, *shm, e);
+    if (failed >= 0) break;
+    for (int q = 0; q < n; ++q)
+      if (q != me)
+        CopyOut(rtype, shm->Slot(q, e) + at, recvbuf,
+                static_cast<int64_t>(q) * rcount, rcount);
+  }
+  return Done(st, comm, failed, fn, result);
 }
 
 }  // namespace rondo::nmad::mpi

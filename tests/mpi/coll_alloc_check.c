@@ -4,10 +4,11 @@
  * The program replaces malloc and friends (forwarding to glibc's
  * __libc_* functions) and counts the calls made by the main thread between
  * chk_count_begin() and chk_count_end(), over 200 warm blocking calls each
- * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgather and
- * MPI_Neighbor_alltoall (a periodic ring: two sends and two receives),
- * and 200 MPI_Start + MPI_Wait of a warm persistent MPI_Allreduce_init
- * (its schedule, Operation and staging are the request's own).
+ * of MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Allgather,
+ * MPI_Gather, MPI_Scatter, MPI_Alltoall and MPI_Neighbor_alltoall (a
+ * periodic ring: two sends and two receives), and 200 MPI_Start +
+ * MPI_Wait of a warm persistent MPI_Allreduce_init (its schedule,
+ * Operation and staging are the request's own).
  *   - On one rank the schedules send no message (copies at most): the
  *     count must be zero. Rondo's collective layer reuses, per thread, one
  *     request, one Operation with its step states and temporaries, and one
@@ -22,6 +23,11 @@
  *     that the root's run-ahead (unexpected messages buffered) stays the
  *     same from call to call.
  *
+ *   - With --shm (all ranks on one node, RONDO_COLL_SHM on): the small
+ *     blocking collectives that take the shared-memory path (barrier,
+ *     bcast, allreduce, reduce, allgather, gather, scatter, alltoall) send
+ *     no message at all, so their count must be zero on every rank.
+ *
  * With COLL_ALLOC_STACKS=1 in the environment, every counted allocation
  * prints its call stack to stderr (the program is linked with -rdynamic),
  * to find what allocates.
@@ -34,6 +40,7 @@
 #include <execinfo.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tests/mpi/check.h"
@@ -128,10 +135,21 @@ static long long MessageBound(int n) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   chk_init();
+  int shm = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--shm") == 0) {
+      shm = 1;
+    } else {
+      fprintf(stderr, "usage: coll_alloc_check [--shm]\n");
+      MPI_Finalize();
+      return 2;
+    }
+  }
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  float in[kCount], out[kCount * 64];
+  float in[kCount], out[kCount * 64], all_in[kCount * 64];
+  for (int i = 0; i < kCount * 64; ++i) all_in[i] = (float)(rank * 1000 + i);
   for (int i = 0; i < kCount; ++i) in[i] = (float)(rank + i);
 
   /* The point-to-point floor: allocations per message of a warm exchange
@@ -161,7 +179,12 @@ int main(int argc, char** argv) {
   static const char* const kNames[] = {"barrier", "bcast", "allreduce",
                                        "reduce", "allgather",
                                        "allreduce_init start",
-                                       "neighbor_alltoall"};
+                                       "neighbor_alltoall", "gather",
+                                       "scatter", "alltoall"};
+  enum { kCases = 10 };
+  /* The cases on the shared-memory path (--shm): not the persistent
+   * allreduce (5) nor the neighbourhood alltoall (6). */
+  static const int kOnShm[kCases] = {1, 1, 1, 1, 1, 0, 0, 1, 1, 1};
   MPI_Request persistent;
   MPI_Allreduce_init(in, out, kCount, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
                      MPI_INFO_NULL, &persistent);
@@ -174,7 +197,7 @@ int main(int argc, char** argv) {
   float blocks[2 * kCount], got[2 * kCount];
   for (int i = 0; i < 2 * kCount; ++i)
     blocks[i] = (float)(rank * 10 + i / kCount);
-  for (int c = 0; c < 7; ++c) {
+  for (int c = 0; c < kCases; ++c) {
     long long counted = 0;
     for (int phase = 0; phase < 2; ++phase) {
       const int calls = phase == 0 ? kWarm : kCalls;
@@ -201,12 +224,24 @@ int main(int argc, char** argv) {
             MPI_Neighbor_alltoall(blocks, kCount, MPI_FLOAT, got, kCount,
                                   MPI_FLOAT, ring);
             break;
+          case 7:
+            MPI_Gather(in, kCount, MPI_FLOAT, out, kCount, MPI_FLOAT, 0,
+                       MPI_COMM_WORLD);
+            break;
+          case 8:
+            MPI_Scatter(all_in, kCount, MPI_FLOAT, out, kCount, MPI_FLOAT, 0,
+                        MPI_COMM_WORLD);
+            break;
+          case 9:
+            MPI_Alltoall(all_in, kCount, MPI_FLOAT, out, kCount, MPI_FLOAT,
+                         MPI_COMM_WORLD);
+            break;
         }
         /* A rooted collective lets the root run ahead by any number of
          * calls (MPI allows it): their messages wait as unexpected ones,
          * whose buffering grows with the run-ahead, not with the calls.
          * A barrier (itself allocation-free) bounds it to one call. */
-        if (c == 1 || c == 3) MPI_Barrier(MPI_COMM_WORLD);
+        if (c == 1 || c == 3 || c == 7 || c == 8) MPI_Barrier(MPI_COMM_WORLD);
       }
       if (phase == 1) counted = chk_count_end();
     }
@@ -217,6 +252,12 @@ int main(int argc, char** argv) {
              "allocations in %d warm calls (%lld) <= %lld", kCalls, counted,
              allowed);
     check_true(what, counted <= allowed);
+    if (shm && kOnShm[c]) {
+      snprintf(what, sizeof what,
+               "allocations in %d warm calls on the shared-memory path",
+               kCalls);
+      check_ll(what, 0, counted);
+    }
     long long most = 0; /* over the ranks (the reduction is not counted) */
     MPI_Allreduce(&counted, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
@@ -231,6 +272,15 @@ int main(int argc, char** argv) {
                  (long long)size * (size - 1) / 2 + (long long)size * i,
                  (long long)out[i]);
     }
+    /* Block q of rank r's all_in is r * 1000 + q * kCount + i. */
+    if (c == 8)
+      for (int i = 0; i < kCount; ++i)
+        check_ll("scatter", rank * kCount + i, (long long)out[i]);
+    if (c == 9)
+      for (int q = 0; q < size; ++q)
+        for (int i = 0; i < kCount; ++i)
+          check_ll("alltoall", q * 1000 + rank * kCount + i,
+                   (long long)out[q * kCount + i]);
   }
   for (int i = 0; i < kCount; ++i) {
     check_ll("neighbor_alltoall block from -1", prev * 10 + 1,

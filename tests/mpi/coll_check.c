@@ -16,7 +16,8 @@
  * char types (wrap-around, signedness), and datatypes freed while a
  * nonblocking collective that uses them is in flight. Then 60 rounds of
  * back-to-back small barrier, allreduce, reduce and bcast (roots moving,
- * in place every other round, a p2p message crossing each round).
+ * in place every other round, a p2p message crossing each round), and of
+ * gather, allgather, scatter and alltoall around the 16 KiB edges.
  * --quick: MPI_COMM_WORLD plus two splits, fewer counts and types.
  *
  * Data: pat() gives any int of a (source, destination, index, salt) tuple;
@@ -1765,6 +1766,140 @@ static void suite_back_to_back(Comm* c) {
   free(wide);
 }
 
+/* The small blocking gather, allgather, scatter and alltoall take the same
+ * path (RONDO_COLL_SHM) while a block fits a rank's 16 KiB slot; scatter
+ * and alltoall in rounds when the n blocks do not (an in-place alltoall
+ * then takes the message path). Block counts around both edges (4096
+ * ints, 4096 / n ints), 0, roots
+ * changing, each count plain, in place, and with a receiving (or, for
+ * alltoall, sending) datatype with a gap after each int (the gaps stay
+ * untouched) against contiguous ints elsewhere. */
+static void check_gapped(const char* what, const int* wide, size_t first,
+                         size_t n, int src, int dst, int salt, int* bad) {
+  for (size_t j = 0; j < n && !*bad; ++j)
+    *bad = !check_ll(what, pat(src, dst, j, salt), wide[2 * (first + j)]) ||
+           !check_ll("gap", SENT, wide[2 * (first + j) + 1]);
+}
+
+#define BLOCK_ROUNDS 24
+static void suite_back_to_back_blocks(Comm* c) {
+  const int n = c->size, me = c->rank;
+  const int counts[6] = {0, 1, 4096 / n, 4096 / n + 1, 4096, 4097};
+  const size_t max = (size_t)n * 4097 + 16;
+  int* send = ialloc(max);
+  int* recv = ialloc(max);
+  int* wide = ialloc(2 * max);
+  MPI_Datatype gapped; /* one int, extent two */
+  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &gapped);
+  MPI_Type_commit(&gapped);
+  for (int i = 0; i < BLOCK_ROUNDS; ++i) {
+    const int salt = ++c->salt;
+    /* Scatter and alltoall: n blocks of `nc` ints; (all)gather: `gc`.
+     * Every count in every mode: plain, in place, gapped, plain. */
+    const int nc = counts[(i + 3) % 6], gc = counts[i % 6];
+    const int root = (i * 5 + 2) % n;
+    const int mode = (i / 6) % 4;
+    const int inplace = mode == 1, strided = mode == 2;
+    int bad = 0;
+    chk_context("back-to-back blocks %s round=%d counts=%d/%d root=%d%s%s",
+                c->name, i, nc, gc, root, ips(inplace),
+                strided ? " gapped" : "");
+
+    /* Allgather. */
+    for (int j = 0; j < gc; ++j) send[j] = pat(me, 0, j, salt);
+    ifill(recv, (size_t)n * gc, SENT);
+    ifill(wide, 2 * (size_t)n * gc, SENT);
+    if (inplace)
+      for (int j = 0; j < gc; ++j) recv[(size_t)me * gc + j] = send[j];
+    check_rc("MPI_Allgather",
+             MPI_Allgather(inplace ? MPI_IN_PLACE : send, gc, MPI_INT,
+                           strided ? (void*)wide : (void*)recv, gc,
+                           strided ? gapped : MPI_INT, c->comm));
+    for (int q = 0; q < n && !bad; ++q) {
+      if (strided) {
+        check_gapped("allgather", wide, (size_t)q * gc, gc, q, 0, salt, &bad);
+      } else {
+        for (int j = 0; j < gc && !bad; ++j)
+          bad = !check_ll("allgather", pat(q, 0, j, salt),
+                          recv[(size_t)q * gc + j]);
+      }
+    }
+
+    /* Gather to a moving root. */
+    const int is_root = me == root;
+    for (int j = 0; j < gc; ++j) send[j] = pat(me, root, j, salt);
+    ifill(recv, (size_t)n * gc, SENT);
+    ifill(wide, 2 * (size_t)n * gc, SENT);
+    if (inplace && is_root)
+      for (int j = 0; j < gc; ++j) recv[(size_t)me * gc + j] = send[j];
+    check_rc("MPI_Gather",
+             MPI_Gather(inplace && is_root ? MPI_IN_PLACE : send, gc, MPI_INT,
+                        strided ? (void*)wide : (void*)recv, gc,
+                        strided ? gapped : MPI_INT, root, c->comm));
+    for (int q = 0; is_root && q < n && !bad; ++q) {
+      if (strided) {
+        check_gapped("gather", wide, (size_t)q * gc, gc, q, root, salt, &bad);
+      } else {
+        for (int j = 0; j < gc && !bad; ++j)
+          bad = !check_ll("gather", pat(q, root, j, salt),
+                          recv[(size_t)q * gc + j]);
+      }
+    }
+    if (!is_root)
+      for (int j = 0; j < n * gc && !bad; ++j)
+        bad = !check_ll("gather: a leaf's recvbuf untouched", SENT, recv[j]);
+
+    /* Scatter from a moving root. */
+    for (int q = 0; q < n; ++q)
+      for (int j = 0; j < nc; ++j)
+        send[(size_t)q * nc + j] = is_root ? pat(root, q, j, salt) : SENT;
+    ifill(recv, (size_t)nc, SENT);
+    ifill(wide, 2 * (size_t)nc, SENT);
+    check_rc("MPI_Scatter",
+             MPI_Scatter(send, nc, MPI_INT,
+                         inplace && is_root ? MPI_IN_PLACE
+                         : strided          ? (void*)wide
+                                            : (void*)recv,
+                         nc, strided ? gapped : MPI_INT, root, c->comm));
+    if (inplace && is_root) {
+      for (int j = 0; j < nc && !bad; ++j)
+        bad = !check_ll("scatter in place: the root's block stays",
+                        pat(root, root, j, salt), send[(size_t)me * nc + j]);
+    } else if (strided) {
+      check_gapped("scatter", wide, 0, nc, root, me, salt, &bad);
+    } else {
+      for (int j = 0; j < nc && !bad; ++j)
+        bad = !check_ll("scatter", pat(root, me, j, salt), recv[j]);
+    }
+
+    /* Alltoall (strided rounds: every other int of `wide` is sent). */
+    ifill(wide, 2 * (size_t)n * nc, SENT);
+    for (int q = 0; q < n; ++q)
+      for (int j = 0; j < nc; ++j) {
+        const size_t at = (size_t)q * nc + j;
+        (inplace ? recv : send)[at] = pat(me, q, j, salt);
+        wide[2 * at] = pat(me, q, j, salt);
+        if (!inplace) recv[at] = SENT;
+      }
+    check_rc("MPI_Alltoall",
+             MPI_Alltoall(inplace   ? MPI_IN_PLACE
+                          : strided ? (void*)wide
+                                    : (void*)send,
+                          nc, strided ? gapped : MPI_INT, recv, nc, MPI_INT,
+                          c->comm));
+    for (int q = 0; q < n && !bad; ++q)
+      for (int j = 0; j < nc && !bad; ++j)
+        bad = !check_ll("alltoall", pat(q, me, j, salt),
+                        recv[(size_t)q * nc + j]);
+    /* A barrier now and then: the epochs move on whatever the call. */
+    if (i % 3 == 0) check_rc("MPI_Barrier", MPI_Barrier(c->comm));
+  }
+  MPI_Type_free(&gapped);
+  free(send);
+  free(recv);
+  free(wide);
+}
+
 /* ---------------- Driver ---------------- */
 
 static void run_comm(Comm* c, int world) {
@@ -1777,6 +1912,7 @@ static void run_comm(Comm* c, int world) {
   }
   for (int nb = 0; nb < 2; ++nb) t_barrier(c, nb);
   suite_back_to_back(c);
+  suite_back_to_back_blocks(c);
   if (!quick || world) suite_count(c, 70000, !quick);
   if (world) suite_mib(c);
   suite_special(c);

@@ -1,11 +1,12 @@
 // Node-aware small collectives (issue 28 item 4): MPI_Barrier, MPI_Bcast,
-// MPI_Reduce and MPI_Allreduce of a communicator whose ranks all share one
+// MPI_Reduce, MPI_Allreduce, MPI_Gather, MPI_Allgather, MPI_Scatter and
+// MPI_Alltoall (blocking) of a communicator whose ranks all share one
 // node run through a segment that those ranks map, with per-rank flags
 // (MPICH's release/gather and Open MPI's coll/sm are the models; the
 // protocol is Rondo's own).
 //
 // The segment (one per communicator, set up collectively by the first
-// barrier, bcast, reduce or allreduce on it): for each rank r, 128 bytes
+// of these collectives on it): for each rank r, 128 bytes
 // holding arrive[r], the last epoch r reached (written by r only), and on
 // the second line r's doorbell (a futex word); then rank 0's barrier
 // release word; then two data slots per rank (epoch parity),
@@ -23,6 +24,15 @@
 //  - reduce: the same, but only the root waits and reduces;
 //  - bcast: the root copies into slot(root, e) and stores; the others
 //    wait for arrive[root] >= e, copy out, then store.
+//  - allgather: as allreduce, each rank copies the other slots' blocks
+//    out instead of reducing them (its own goes straight to its place);
+//  - gather: as reduce; the root stores at once (it writes no slot);
+//  - scatter: as bcast, the root's slot holding every rank's block;
+//  - alltoall: each rank copies its n blocks into slot(r, e), stores,
+//    waits for every rank, then copies block r of every slot out.
+//  Scatter and alltoall whose n blocks do not fit a slot take one epoch
+//  per round of as many destinations as fit: every rank stores its flag in
+//  every round, and only that round's destinations wait and read.
 // Reuse: a rank writes slot(r, e) (last used in epoch e - 2) only once it
 // knows every arrive[q] >= e - 1 (each rank stores its epoch e - 1 flag
 // after it finished reading epoch e - 2's data); barriers and allreduces
@@ -81,6 +91,29 @@ bool ShmBcast(State& st, Comm& comm, void* buf, int count,
 bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
                int count, MPI_Datatype handle, const Datatype& type,
                const Op& op, int root, const char* fn, int* result);
+
+// The block collectives (arguments checked; the block sizes agree, the
+// truncation checks done). Any datatype: non-contiguous ones are packed
+// into and unpacked out of the slots. `stype` is null where the send side
+// is MPI_IN_PLACE, `rtype` where this rank receives nothing.
+// Gather (`root` >= 0) or allgather (`root` < 0): `sendbuf` may be
+// MPI_IN_PLACE at a receiver (its block is already at its place in
+// recvbuf). Up to RONDO_COLL_SHM_BYTES per block.
+bool ShmGather(State& st, Comm& comm, const void* sendbuf, int scount,
+               const Datatype* stype, void* recvbuf, int rcount,
+               const Datatype* rtype, int root, const char* fn, int* result);
+// Scatter: `recvbuf` may be MPI_IN_PLACE at the root. Up to
+// RONDO_COLL_SHM_BYTES per block (in rounds of as many blocks as a slot
+// holds).
+bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
+                const Datatype* stype, void* recvbuf, int rcount,
+                const Datatype* rtype, int root, const char* fn, int* result);
+// Alltoall: `sendbuf` may be MPI_IN_PLACE (recvbuf holds the blocks to
+// send). Up to RONDO_COLL_SHM_BYTES per block, in rounds of as many
+// destinations as a slot holds; in place, all of a rank's blocks in one.
+bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
+                 const Datatype* stype, void* recvbuf, int rcount,
+                 const Datatype& rtype, const char* fn, int* result);
 
 }  // namespace rondo::nmad::mpi
 
