@@ -123,7 +123,8 @@ int RunUnderLauncher(const char* argv0, const std::vector<std::string>& args,
   return 1;
 }
 
-RankSetup SetupRank(const char* who, const std::string& session) {
+RankSetup SetupRank(const char* who, const std::string& session,
+                    const nmad::SessionOptions& session_options) {
   RankSetup r;
   std::string error;
   auto bs = drivers::bootstrap::BootstrapFromEnvironment(&error);
@@ -156,7 +157,7 @@ RankSetup SetupRank(const char* who, const std::string& session) {
     std::exit(1);
   }
   r.core = std::move(core).value();
-  auto s = r.core->OpenSession(session, {}, &error);
+  auto s = r.core->OpenSession(session, session_options, &error);
   if (!s.ok()) {
     std::fprintf(stderr, "%s: session: %s\n", who, error.c_str());
     std::exit(1);

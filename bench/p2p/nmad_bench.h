@@ -61,7 +61,8 @@ struct RankSetup {
   int size = 0;
 };
 // Exits the process with a message naming `who` on failure.
-RankSetup SetupRank(const char* who, const std::string& session = "bench");
+RankSetup SetupRank(const char* who, const std::string& session = "bench",
+                    const nmad::SessionOptions& session_options = {});
 
 // A pure-CPU compute loop that never calls into Rondo: a dependent
 // floating-point chain of `n` steps, its result stored to a volatile sink.

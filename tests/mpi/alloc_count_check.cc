@@ -1,10 +1,11 @@
 // alloc_count_check: counts heap allocations on the steady-state eager path
 // of MadMPI (Rondo's fast-path rule: no allocation per message). Ranks 0 and
 // 1 exchange 8-byte messages: MPI_Irecv, MPI_Isend, MPI_Wait (send), MPI_Wait
-// (receive), 1,000 warm-up pairs, then 10,000 counted ones. The binary
-// defines malloc, calloc, realloc, free and the aligned variants on top of
-// glibc's __libc_* entry points (operator new goes through malloc), so every
-// allocation of every thread of the rank is seen. Expects 0.
+// (receive), 1,000 warm-up pairs, then 10,000 counted ones. Every allocation
+// of every thread of the rank is seen through //tests:alloc_hook (malloc and
+// friends replaced in a plain build, AddressSanitizer's allocator hooks
+// under ASan: the same count in both). Expects 0. Under ThreadSanitizer
+// nothing is counted and the program fails saying so.
 //
 // --rma: the same count over one-sided operations instead (issue 29): an
 // 8-byte MPI_Put and an 8-byte MPI_Get, each followed by MPI_Win_flush, in
@@ -27,13 +28,7 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void __libc_free(void*);
-void* __libc_memalign(size_t, size_t);
-}
+#include "tests/alloc_hook.h"
 
 namespace {
 
@@ -86,37 +81,6 @@ void Note() {
 }
 
 }  // namespace
-
-extern "C" {
-void* malloc(size_t n) {
-  Note();
-  return __libc_malloc(n);
-}
-void* calloc(size_t n, size_t m) {
-  Note();
-  return __libc_calloc(n, m);
-}
-void* realloc(void* p, size_t n) {
-  Note();
-  return __libc_realloc(p, n);
-}
-void free(void* p) { __libc_free(p); }
-void* memalign(size_t a, size_t n) {
-  Note();
-  return __libc_memalign(a, n);
-}
-void* aligned_alloc(size_t a, size_t n) {
-  Note();
-  return __libc_memalign(a, n);
-}
-int posix_memalign(void** out, size_t a, size_t n) {
-  Note();
-  void* p = __libc_memalign(a, n);
-  if (p == nullptr) return 12;  // ENOMEM
-  *out = p;
-  return 0;
-}
-}  // extern "C"
 
 namespace {
 
@@ -178,6 +142,13 @@ int main(int argc, char** argv) {
   }
   if (size != 2) {
     if (rank == 0) std::printf("alloc_count_check: needs exactly 2 ranks\n");
+    MPI_Finalize();
+    return 1;
+  }
+  if (rondo_alloc_hook_set(&Note) == 0) {
+    if (rank == 0)
+      std::printf("FAIL alloc_count_check: allocations are not seen in this "
+                  "build (ThreadSanitizer); run it plain or under ASan\n");
     MPI_Finalize();
     return 1;
   }
