@@ -170,9 +170,10 @@ TEST_CASE("the quiet-progress accounting of a rank stays in its core's leaf") {
     return;
   }
   // With a quiet progress thread the calls are counted (enter, exit) as
-  // well as the background work (begin, end), and the exit that leaves
-  // work pending wakes the thread (its word, in the same leaf): 5 writes.
-  // Without one, nobody reads the calls' count and EnterCall/ExitCall write
+  // well as the background work (begin, end): 4 writes, and a fifth (its
+  // word, in the same leaf) when the exit that leaves work pending finds
+  // the thread asleep and wakes it (it may not be asleep yet). Without
+  // one, nobody reads the calls' count and EnterCall/ExitCall write
   // nothing: 2.
   for (const char* progress : {"quiet", "none"}) {
     INFO("progress " << progress);
@@ -192,7 +193,11 @@ TEST_CASE("the quiet-progress accounting of a rank stays in its core's leaf") {
     engine.EndBackground();  // its completion, here on the same core
     WriteAudit::Current() = nullptr;
     auto writes = audit.Take();
-    CHECK(writes.size() == (quiet ? 5u : 2u));
+    if (quiet) {
+      CHECK((writes.size() == 4u || writes.size() == 5u));
+    } else {
+      CHECK(writes.size() == 2u);
+    }
     CHECK(Violations(topo, writes, 37, topo.CoreNode(37)) ==
           std::vector<std::string>{});
     engine.Shutdown();
