@@ -12,7 +12,6 @@
 #include "engine/internal/futex.h"
 #include "queues/cpu_relax.h"
 #include "topology/base/log.h"
-#include "topology/base/tls.h"
 
 namespace rondo::engine {
 namespace {
@@ -26,7 +25,7 @@ struct ThreadCore {
   uint64_t engine_id = 0;
   int core = -1;
 };
-thread_local ThreadCore thread_core RONDO_HOT_TLS;
+thread_local ThreadCore thread_core;
 
 int64_t MonotonicNs() {
   timespec ts;

@@ -66,7 +66,6 @@
 #include "queues/cpu_relax.h"
 #include "queues/spin_lock.h"
 #include "topology/base/log.h"
-#include "topology/base/tls.h"
 
 namespace rondo::nmad {
 namespace internal {
@@ -1206,7 +1205,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // the other tasks queued on this core's path run too (bench/p2p/pingpong
   // measured ~30% of a small-message round trip in that walk).
   int Progress() noexcept {
-    thread_local uint32_t pass RONDO_HOT_TLS = 0;
+    thread_local uint32_t pass = 0;
     int n = 0;
     for (auto& r : rails)
       if (r->HasWork()) n += r->Poll();

@@ -28,7 +28,6 @@
 #include "drivers/driver.h"
 #include "engine/engine.h"
 #include "queues/spin_lock.h"
-#include "topology/base/tls.h"
 
 namespace rondo::nmad {
 class Request;
@@ -73,7 +72,7 @@ struct PacketBuf {
 
 struct Rail;
 // The rail this thread holds, or null.
-inline constinit thread_local Rail* t_held_rail RONDO_HOT_TLS = nullptr;
+inline constinit thread_local Rail* t_held_rail = nullptr;
 
 // Adds `n` to a counter that only the holder of its rail writes (a plain
 // load and store, no locked instruction).

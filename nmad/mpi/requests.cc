@@ -13,7 +13,6 @@
 #include "nmad/mpi/internal/args.h"
 #include "nmad/mpi/internal/requests.h"
 #include "nmad/mpi/internal/state.h"
-#include "topology/base/tls.h"
 
 namespace rondo::nmad::mpi {
 
@@ -46,7 +45,7 @@ int ProgressPass(State& st, bool engine_too) {
   // so a pass that waits for one walks the tree every time, others every
   // 16th pass: MPI's progress rule (a call progresses everything, e.g. a
   // collective this rank started and is not waiting for) at 1/16 the cost.
-  thread_local uint32_t pass RONDO_HOT_TLS = 0;
+  thread_local uint32_t pass = 0;
   if (engine_too || (++pass & 15) == 0) n += st.engine().Poll();
   return n;
 }
