@@ -705,11 +705,12 @@ int ShmDriver::Poll() noexcept {
 bool ShmDriver::HasFrames() const noexcept {
   if (!ready_.empty() || !failures_.empty()) return true;
   const uint32_t mask = segment_->ring_cells() - 1;
+  // A failed peer (a corrupt one is failed too) is neither read nor
+  // written any more (Poll), so it has no work to announce.
   for (const Peer* p : by_local_) {
-    if (p == nullptr) continue;
-    if (!p->controls.empty() || !p->streams.empty()) return true;
-    if (!p->failed && !p->corrupt &&
-        LoadWord(p->in[p->head & mask]) == Tag(p->head))
+    if (p == nullptr || p->failed) continue;
+    if (LoadWord(p->in[p->head & mask]) == Tag(p->head) ||
+        !p->controls.empty() || !p->streams.empty())
       return true;
   }
   return false;
@@ -745,15 +746,9 @@ Status ShmDriver::Arm() noexcept {
   RankSlot& slot = segment_->slot(options_.local);
   slot.doorbell.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const uint32_t ring_cells = segment_->ring_cells();
-  for (Peer* p : by_local_) {
-    if (p == nullptr || p->failed) continue;
-    const Cell& c = p->in[p->head & (ring_cells - 1)];
-    if (LoadWord(c) == Tag(p->head) || !p->controls.empty() ||
-        !p->streams.empty()) {
-      slot.doorbell.store(0, std::memory_order_relaxed);
-      return Status::kBusy;
-    }
+  if (HasFrames()) {
+    slot.doorbell.store(0, std::memory_order_relaxed);
+    return Status::kBusy;
   }
   return Status::kOk;
 }
