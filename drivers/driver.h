@@ -106,6 +106,22 @@ class Driver {
   // path posts from the stack).
   virtual Status PostPacket(int peer, const iovec* iov, int iovcnt,
                             Completion* done) noexcept = 0;
+  // A small packet written in place (the shared-memory "fast box"): room
+  // for `len` bytes inside the transport, or null when this driver has
+  // none, `len` does not fit it, the peer is unknown or failed, or there is
+  // no room now (then use PostPacket). The caller writes exactly `len` bytes
+  // there and calls CommitPacket(peer, len) before any other call on this
+  // driver: the packet is then sent as PostPacket(..., nullptr) returning
+  // kOk would have sent it, with no copy in between.
+  virtual uint8_t* ReservePacket(int peer, size_t len) noexcept {
+    (void)peer;
+    (void)len;
+    return nullptr;
+  }
+  virtual void CommitPacket(int peer, size_t len) noexcept {
+    (void)peer;
+    (void)len;
+  }
   // Rendezvous send/receive of one buffer. kInProgress (then `done` is
   // called from Poll()), or an error with nothing posted (kInvalidArgument
   // for a key >= kMaxRdvKey). A receive smaller

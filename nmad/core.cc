@@ -358,6 +358,30 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     }
   }
 
+  // A short packet that leaves now (the driver copies it out before
+  // returning, or it is written in place in the driver's FIFO cell), rail
+  // held and gate locked and idle: kOk, or kNoResource (not now: the rail
+  // sends no packet this large at once, or its FIFO is full) or an error,
+  // with nothing sent.
+  Status PostShortNow(Rail& r, int dest, const GateQueue& q, uint32_t session,
+                      int tag, const void* buf, size_t len) noexcept {
+    const size_t total = wire::kShortHeaderSize + len;
+    if (uint8_t* cell = r.driver->ReservePacket(dest, total)) {
+      WriteShortPacket(cell, session, q.next_seq, tag, buf, len);
+      r.driver->CommitPacket(dest, total);
+      return Status::kOk;
+    }
+    alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
+    WriteShortPacket(packet, session, q.next_seq, tag, buf, len);
+    iovec iov{packet, total};
+    const Status st = r.driver->PostPacket(dest, &iov, 1, nullptr);
+    // Refused: this size is not sent at once by this rail (or its queue is
+    // full); later ones this large take a buffer.
+    if (st == Status::kNoResource)
+      r.immediate_max = std::max<size_t>(total - 1, kMinImmediate);
+    return st;
+  }
+
   // The small-message fast path: when nothing is queued at the gate and
   // this thread gets the rail, the message leaves now as one short packet
   // (nmad/wire.h): no operation, no queue, no allocation. The packet is
@@ -367,9 +391,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // completes with the packet (the driver may still hold it in its own
   // queue, which only this process's progress empties: the sender keeps
   // polling until then, as with any send). False: nothing was sent, take
-  // the ordinary path.
+  // the ordinary path. With `req` null (TrySendNow) only a packet that
+  // leaves now is sent: nothing is left to complete.
   bool TrySendShort(SessionState* s, int dest, int tag, const void* buf,
-                    size_t len, Request& req) noexcept {
+                    size_t len, Request* req) noexcept {
     Gate& g = *gates[dest];
     Rail& r = *rails[g.packet_rail];
     if (!r.TryHold()) return false;
@@ -381,17 +406,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
         GateQueue& q = QueueOf(g, *s);
         const size_t total = wire::kShortHeaderSize + len;
         Status st = Status::kNoResource;
-        if (total <= r.immediate_max) {
-          alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
-          WriteShortPacket(packet, s->id, q.next_seq, tag, buf, len);
-          iovec iov{packet, total};
-          st = r.driver->PostPacket(dest, &iov, 1, nullptr);
-          // Refused: this size is not sent at once by this rail (or its
-          // queue is full); later ones this large take a buffer.
-          if (st == Status::kNoResource)
-            r.immediate_max = std::max<size_t>(total - 1, kMinImmediate);
-        }
-        if (st == Status::kNoResource && g.inflight < kMaxInflightPackets) {
+        if (total <= r.immediate_max)
+          st = PostShortNow(r, dest, q, s->id, tag, buf, len);
+        if (st == Status::kNoResource && req != nullptr &&
+            g.inflight < kMaxInflightPackets) {
           PacketBuf* b = r.GetBuf();
           b->gate = &g;
           uint8_t* h = b->header.data();
@@ -402,17 +420,17 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
           if (st == Status::kInProgress) {
             // Completes from a Poll, which needs this rail: not before
             // the request is claimed here.
-            Claim(req);
-            b->req = &req;
+            Claim(*req);
+            b->req = req;
           } else {
             --g.inflight;
             r.PutBuf(b);
           }
         }
-        if (st == Status::kOk) {
-          req.info_ = RecvInfo{};
-          req.background_ = nullptr;
-          req.Complete(Status::kOk);
+        if (st == Status::kOk && req != nullptr) {
+          req->info_ = RecvInfo{};
+          req->background_ = nullptr;
+          req->Complete(Status::kOk);
         }
         if (st == Status::kOk || st == Status::kInProgress) {
           ++q.next_seq;
@@ -912,7 +930,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     const size_t eager_limit = gates[dest]->eager_limit;
     if (len <= kShortMax && len <= eager_limit && !synchronous &&
         !s->strategy->defers_sends() &&
-        TrySendShort(s, dest, tag, buf, len, req))
+        TrySendShort(s, dest, tag, buf, len, &req))
       return Status::kOk;
     if (!Claim(req)) return Status::kBusy;
     SendOp* op = NewSend();
@@ -936,6 +954,20 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
           options.rdv_early_data && !synchronous && dest != rank;
     }
     return Post(s, op);
+  }
+
+  // Session::TrySendNow: the short path of Isend without a request, for
+  // what leaves at once.
+  Status TrySendNow(SessionState* s, int dest, int tag, const void* buf,
+                    size_t len) noexcept {
+    if (Status st = CheckPeer(dest, false); st != Status::kOk) return st;
+    if (tag < 0 || (buf == nullptr && len > 0)) return Status::kInvalidArgument;
+    const Gate& g = *gates[dest];
+    if (len > kShortMax || len > g.eager_limit ||
+        s->strategy->defers_sends() ||
+        !TrySendShort(s, dest, tag, buf, len, nullptr))
+      return Status::kNoResource;
+    return Status::kOk;
   }
 
   // Queues a new send (message or active message) at its gate and, as the
@@ -1306,6 +1338,10 @@ Status Session::Isend(int dest, int tag, const void* buf, size_t len,
                       Request& req, int priority) noexcept {
   return core_->Isend(&CoreImpl::State(*this), dest, tag, buf, len, req,
                       priority);
+}
+Status Session::TrySendNow(int dest, int tag, const void* buf,
+                           size_t len) noexcept {
+  return core_->TrySendNow(&CoreImpl::State(*this), dest, tag, buf, len);
 }
 Status Session::Issend(int dest, int tag, const void* buf, size_t len,
                        Request& req) noexcept {

@@ -223,6 +223,15 @@ class Session {
   // kPeerFailed (dest is known dead), kShutdown.
   Status Isend(int dest, int tag, const void* buf, size_t len, Request& req,
                int priority = 0) noexcept;
+  // Sends a small message now if it can leave at once with nothing left
+  // to complete: kOk means it is sent (copied out by the driver, or written
+  // in place in the peer's shared-memory FIFO cell), `buf` is free and
+  // there is no request. kNoResource: nothing was sent (too large for the
+  // short path, the gate has sends queued, another thread holds the rail,
+  // no room now): use Isend. kShutdown, kPeerFailed, kInvalidArgument as
+  // Isend's. MadMPI's MPI_Send and MPI_Isend of small messages try it
+  // first. Allocation-free; one exchange for the rail, one for the gate.
+  Status TrySendNow(int dest, int tag, const void* buf, size_t len) noexcept;
   // Synchronous-mode send (MPI_Issend): always by rendezvous, so req
   // completes only once the receiver has matched the message.
   Status Issend(int dest, int tag, const void* buf, size_t len,

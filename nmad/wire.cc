@@ -116,16 +116,6 @@ bool IsShortPacket(const void* data, size_t len) noexcept {
   return Get<uint16_t>(p) == kShortMagic;
 }
 
-void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
-                      int32_t tag) noexcept {
-  uint8_t* p = out;
-  Put<uint16_t>(p, kShortMagic);
-  Put<uint16_t>(p, 0);
-  Put<uint32_t>(p, session);
-  Put<uint32_t>(p, seq);
-  Put<int32_t>(p, tag);
-}
-
 bool DecodeShort(const void* data, size_t len, ChunkView* out,
                  std::string* why) {
   auto fail = [why](const char* reason) {

@@ -34,8 +34,10 @@
 #ifndef RONDO_NMAD_WIRE_H_
 #define RONDO_NMAD_WIRE_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace rondo::nmad::wire {
@@ -98,9 +100,16 @@ size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
 
 // True when `data` (`len` bytes) starts with the short packet's magic.
 bool IsShortPacket(const void* data, size_t len) noexcept;
-// Writes a short packet header (kShortHeaderSize bytes) into `out`.
-void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
-                      int32_t tag) noexcept;
+// Writes a short packet header (kShortHeaderSize bytes) into `out`: the
+// magic, 16 bits of flags (0), session, seq and tag, in host order. Inline:
+// the small-message path writes it straight into a FIFO cell.
+inline void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
+                             int32_t tag) noexcept {
+  static_assert(std::endian::native == std::endian::little);
+  const uint32_t h[4] = {kShortMagic, session, seq,
+                         static_cast<uint32_t>(tag)};
+  std::memcpy(out, h, sizeof h);
+}
 // Validates and decodes a short packet into `*out` (a kData chunk whose
 // payload points into the packet). Returns false with `*why` set when it
 // is malformed (too short, flags set, negative tag).

@@ -86,7 +86,7 @@ def inclusive(outfile):
     return costs
 
 
-def measure(name, cc, launch, rounds, work):
+def measure(name, cc, launch, rounds, work, keep=None):
     exe = os.path.join(work, "icount_" + name)
     subprocess.run(cc + ["-O2", "-o", exe, os.path.join(work, "icount.c")],
                    check=True)
@@ -99,6 +99,10 @@ def measure(name, cc, launch, rounds, work):
     if len(files) != 2:
         raise RuntimeError("%s: expected 2 callgrind files, found %d" %
                            (name, len(files)))
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        for f in files:
+            shutil.copy(f, keep)
     per_rank = [inclusive(f) for f in files]
     # The sender is the rank that called MPI_Isend.
     sender = next((c for c in per_rank if "MPI_Isend" in c), None)
@@ -120,6 +124,8 @@ def main():
     ap.add_argument("--libs", default="rondo,openmpi,mpich")
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--json")
+    ap.add_argument("--keep", help="copy the callgrind profiles here "
+                    "(callgrind_annotate them for the per-function costs)")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("mpi_icount: valgrind is not installed")
@@ -135,7 +141,7 @@ def main():
             f.write(PROGRAM % {"window": WINDOW, "warmup": WARMUP})
         for l in wanted:
             cc, launch = libs[l]
-            results[l] = measure(l, cc, launch, args.rounds, work)
+            results[l] = measure(l, cc, launch, args.rounds, work, args.keep)
     cols = ["isend", "irecv", "waitall_per_request"]
     print("instructions per call (callgrind, inclusive; %d x %d calls)" %
           (WARMUP + args.rounds, WINDOW))

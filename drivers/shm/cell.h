@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace rondo::drivers::shm {
@@ -114,6 +115,25 @@ uint32_t WriteFrame(Cell* ring, uint32_t ring_cells, uint32_t tail,
                     FrameType type, const iovec* iov, int iovcnt,
                     uint32_t len) noexcept;
 
+// A one-cell frame written in place: its payload (len <= kHeadPayload
+// bytes) is at HeadPayload(c); PublishHead writes the header and then, with
+// a release store, the word of absolute index `index`.
+inline uint8_t* HeadPayload(Cell& c) noexcept {
+  return c.body + (kHeadBytes - 4);
+}
+inline const uint8_t* HeadPayload(const Cell& c) noexcept {
+  return c.body + (kHeadBytes - 4);
+}
+inline void PublishHead(Cell& c, uint32_t index, FrameType type,
+                        uint32_t len) noexcept {
+  // The header cell.cc reads: type, flags 0, ncells 1 (16-bit), len.
+  uint8_t h[kHeadBytes - 4] = {static_cast<uint8_t>(type), 0, 1, 0};
+  std::memcpy(h + 4, &len, 4);
+  std::memcpy(c.body, h, sizeof h);
+  std::atomic_ref<uint32_t>(c.word).store(Tag(index),
+                                          std::memory_order_release);
+}
+
 // Control payload decoders: false when `len` is not the frame's size.
 bool DecodeRts(const uint8_t* p, uint32_t len, RtsFrame* out) noexcept;
 bool DecodeCts(const uint8_t* p, uint32_t len, CtsFrame* out) noexcept;
@@ -125,6 +145,25 @@ inline uint32_t LoadWord(const Cell& c) noexcept {
   // atomic_ref needs a mutable object; this only loads.
   return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(c.word))
       .load(std::memory_order_acquire);
+}
+
+// A ready one-cell packet frame at absolute index `head` (the common small
+// message): its payload length in *len (<= kHeadPayload), read once, so a
+// consumer may hand HeadPayload(c) to the packet's reader in place, without
+// the copy ReadFrame makes. False for anything else (not ready, another
+// type, several cells, a corrupt header): ReadFrame then says which.
+inline bool PeekPacketCell(const Cell& c, uint32_t head,
+                           uint32_t* len) noexcept {
+  if (LoadWord(c) != Tag(head)) return false;
+  uint8_t h[kHeadBytes - 4];
+  std::memcpy(h, c.body, sizeof h);
+  uint32_t n;
+  std::memcpy(&n, h + 4, 4);
+  if (h[0] != static_cast<uint8_t>(FrameType::kPacket) || h[1] != 0 ||
+      h[2] != 1 || h[3] != 0 || n > kHeadPayload)
+    return false;
+  *len = n;
+  return true;
 }
 
 }  // namespace rondo::drivers::shm

@@ -40,7 +40,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               std::min<size_t>(size - 4, kRing * sizeof(Cell)));
   auto bounce = std::make_unique<uint8_t[]>(kMaxLen);
   for (int frames = 0; frames < 2 * static_cast<int>(kRing); ++frames) {
+    // The in-place reading of a one-cell packet (ShmDriver::Drain) accepts
+    // only what ReadFrame accepts, with the same length and payload.
+    uint32_t peek_len = 0;
+    const bool peeked =
+        PeekPacketCell(ring[head & (kRing - 1)], head, &peek_len);
     FrameRead r = ReadFrame(ring.get(), kRing, head, kMaxLen, bounce.get());
+    if (peeked) {
+      Check(r.kind == FrameRead::kFrame && r.type == FrameType::kPacket &&
+            r.ncells == 1 && r.len == peek_len &&
+            std::memcmp(bounce.get(), HeadPayload(ring[head & (kRing - 1)]),
+                        peek_len) == 0);
+    }
     if (r.kind == FrameRead::kEmpty) break;
     if (r.kind == FrameRead::kCorrupt) {
       Check(!r.why.empty());

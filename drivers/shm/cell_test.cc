@@ -59,6 +59,52 @@ TEST_CASE("cell: frames round-trip, also across the ring's end", "[shm]") {
   }
 }
 
+TEST_CASE("cell: a frame written in place reads as WriteFrame's", "[shm]") {
+  Ring r;
+  // At the ring's last cell, on the second lap: the word carries the lap.
+  for (uint32_t index : {0u, kRing - 1, 2 * kRing + 5}) {
+    for (uint32_t len : {0u, 8u, static_cast<uint32_t>(kHeadPayload)}) {
+      Cell& c = r.cells[index % kRing];
+      std::memset(&c, 0xab, sizeof c);  // whatever an earlier lap left
+      std::string msg(len, 'x');
+      for (uint32_t i = 0; i < len; ++i) msg[i] = static_cast<char>('a' + i % 26);
+      std::memcpy(HeadPayload(c), msg.data(), len);
+      PublishHead(c, index, FrameType::kPacket, len);
+      uint32_t peek = 999;
+      CHECK(PeekPacketCell(c, index, &peek));
+      CHECK(peek == len);
+      CHECK(std::memcmp(HeadPayload(static_cast<const Cell&>(c)), msg.data(),
+                        len) == 0);
+      CHECK_FALSE(PeekPacketCell(c, index + 1, &peek));  // not this index
+      FrameRead f = r.Read(index);
+      REQUIRE(f.kind == FrameRead::kFrame);
+      CHECK(f.type == FrameType::kPacket);
+      CHECK(f.ncells == 1);
+      CHECK(r.Payload(f) == msg);
+    }
+  }
+}
+
+TEST_CASE("cell: only a ready one-cell packet is read in place", "[shm]") {
+  Ring r;
+  uint32_t len = 0;
+  CHECK_FALSE(PeekPacketCell(r.cells[0], 0, &len));  // never written
+  r.Write(0, FrameType::kPacket, std::string(kHeadPayload + 1, 'p'));
+  CHECK_FALSE(PeekPacketCell(r.cells[0], 0, &len));  // two cells
+  r.Write(2, FrameType::kRts, std::string(kRtsBytes, 'r'));
+  CHECK_FALSE(PeekPacketCell(r.cells[2], 2, &len));  // not a packet
+  r.Write(3, FrameType::kPacket, "ok");
+  CHECK(PeekPacketCell(r.cells[3], 3, &len));
+  CHECK(len == 2);
+  r.cells[3].body[1] = 1;  // flags set: refused here, ReadFrame says why
+  CHECK_FALSE(PeekPacketCell(r.cells[3], 3, &len));
+  r.Write(4, FrameType::kPacket, "ok");
+  const uint32_t too_long = kHeadPayload + 1;
+  std::memcpy(r.cells[4].body + 4, &too_long, 4);  // one cell, long length
+  CHECK_FALSE(PeekPacketCell(r.cells[4], 4, &len));
+  CHECK(r.Read(4).kind == FrameRead::kCorrupt);
+}
+
 TEST_CASE("cell: control frames decode", "[shm]") {
   Ring r;
   RtsFrame rts{7, 0x1234, 1 << 20};

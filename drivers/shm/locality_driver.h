@@ -45,6 +45,13 @@ class LocalityDriver final : public Driver {
     return d ? d->PostPacket(peer, iov, iovcnt, done)
              : Status::kInvalidArgument;
   }
+  uint8_t* ReservePacket(int peer, size_t len) noexcept override {
+    Driver* d = Route(peer);
+    return d ? d->ReservePacket(peer, len) : nullptr;
+  }
+  void CommitPacket(int peer, size_t len) noexcept override {
+    Route(peer)->CommitPacket(peer, len);
+  }
   Status PostRdvSend(int peer, uint64_t key, const void* buf, size_t len,
                      Completion* done) noexcept override {
     Driver* d = Route(peer);

@@ -254,6 +254,7 @@ Status ShmDriver::Connect(int peer, std::span<const uint8_t> address) {
     p->tail = p->head_cache;
   }
   p->in = segment_->ring(local, options_.local);
+  p->out = segment_->ring(options_.local, local);
   p->connected = true;
   by_local_[static_cast<size_t>(local)] = p.get();
   return Status::kOk;
@@ -267,22 +268,39 @@ ShmDriver::Peer* ShmDriver::PeerOf(int peer) noexcept {
 
 // ---- sending ----
 
+bool ShmDriver::HasRoom(Peer& p, uint32_t need) noexcept {
+  const uint32_t ring_cells = segment_->ring_cells();
+  if (p.tail - p.head_cache + need <= ring_cells) [[likely]]
+    return true;
+  p.head_cache = segment_->control(options_.local, p.local)
+                     .head.load(std::memory_order_acquire);
+  if (p.tail - p.head_cache + need <= ring_cells) return true;
+  ++fifo_full_;
+  return false;
+}
+
 Status ShmDriver::TryWrite(Peer& p, FrameType type, const iovec* iov,
                            int iovcnt, uint32_t len) noexcept {
-  const uint32_t ring_cells = segment_->ring_cells();
-  const uint32_t need = CellsFor(len);
-  if (p.tail - p.head_cache + need > ring_cells) {
-    p.head_cache = segment_->control(options_.local, p.local)
-                       .head.load(std::memory_order_acquire);
-    if (p.tail - p.head_cache + need > ring_cells) {
-      ++fifo_full_;
-      return Status::kNoResource;
-    }
-  }
-  p.tail += WriteFrame(segment_->ring(options_.local, p.local), ring_cells,
-                       p.tail, type, iov, iovcnt, len);
+  if (!HasRoom(p, CellsFor(len))) return Status::kNoResource;
+  p.tail += WriteFrame(p.out, segment_->ring_cells(), p.tail, type, iov,
+                       iovcnt, len);
   RingDoorbell(p);
   return Status::kOk;
+}
+
+uint8_t* ShmDriver::ReservePacket(int peer, size_t len) noexcept {
+  if (len > kHeadPayload || closed_) return nullptr;
+  Peer* p = PeerOf(peer);
+  if (p == nullptr || p->failed || !HasRoom(*p, 1)) return nullptr;
+  return HeadPayload(p->out[p->tail & (segment_->ring_cells() - 1)]);
+}
+
+void ShmDriver::CommitPacket(int peer, size_t len) noexcept {
+  Peer& p = *peers_[static_cast<size_t>(peer)];  // reserved: connected
+  PublishHead(p.out[p.tail & (segment_->ring_cells() - 1)], p.tail,
+              FrameType::kPacket, static_cast<uint32_t>(len));
+  ++p.tail;
+  RingDoorbell(p);
 }
 
 void ShmDriver::RingDoorbell(Peer& p) noexcept {
@@ -576,7 +594,20 @@ int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
   const Cell* ring = p.in;
   const uint32_t ring_cells = segment_->ring_cells();
   int n = 0;
+  const uint32_t mask = ring_cells - 1;
   while (n < kDrainBudget && (!p.failed || after_death) && !p.corrupt) {
+    // A one-cell packet is read in place: the cell stays ours until the
+    // head is published below, after its handler (which cannot poll this
+    // driver again: the rail is held). Its length was read once; the
+    // packet's reader validates the bytes, as it does any packet's.
+    uint32_t len;
+    const Cell& c = ring[p.head & mask];
+    if (PeekPacketCell(c, p.head, &len)) {
+      ++p.head;
+      Handle(p, FrameType::kPacket, HeadPayload(c), len);
+      ++n;
+      continue;
+    }
     FrameRead r = ReadFrame(ring, ring_cells, p.head,
                             static_cast<uint32_t>(bounce_.size()),
                             bounce_.data());

@@ -97,6 +97,9 @@ class ShmDriver final : public Driver {
 
   Status PostPacket(int peer, const iovec* iov, int iovcnt,
                     Completion* done) noexcept override;
+  // One cell: packets of up to kHeadPayload bytes, written in the cell.
+  uint8_t* ReservePacket(int peer, size_t len) noexcept override;
+  void CommitPacket(int peer, size_t len) noexcept override;
   Status PostRdvSend(int peer, uint64_t key, const void* buf, size_t len,
                      Completion* done) noexcept override;
   Status PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
@@ -158,6 +161,7 @@ class ShmDriver final : public Driver {
     uint32_t head = 0;         // consumer: cells read (peer -> this)
     uint32_t published = 0;    // consumer: last head stored
     const Cell* in = nullptr;  // consumer: the ring peer -> this
+    Cell* out = nullptr;       // producer: the ring this -> peer
     int full_count = 0;
     std::deque<Control> controls;  // waiting for FIFO space
     std::deque<uint64_t> streams;  // sends in the copy path, in CTS order
@@ -172,6 +176,9 @@ class ShmDriver final : public Driver {
   // Writes one frame to `p` if the FIFO has room (kOk) else kNoResource.
   Status TryWrite(Peer& p, FrameType type, const iovec* iov, int iovcnt,
                   uint32_t len) noexcept;
+  // Whether `need` more cells fit in the FIFO to `p` (reloads the
+  // consumer's head when the cached one says no).
+  bool HasRoom(Peer& p, uint32_t need) noexcept;
   void RingDoorbell(Peer& p) noexcept;
   void SendControl(Peer& p, FrameType type, const void* data,
                    uint32_t len) noexcept;

@@ -189,6 +189,51 @@ TEST_CASE("shm: a full FIFO refuses, drops nothing, and recovers", "[shm]") {
   CHECK(p.sink_b.failures.empty());
 }
 
+// Sends `s` written in place (ReservePacket/CommitPacket); false when the
+// driver gave no room.
+bool SendInPlace(ShmDriver& d, int peer, const std::string& s) {
+  uint8_t* room = d.ReservePacket(peer, s.size());
+  if (room == nullptr) return false;
+  std::memcpy(room, s.data(), s.size());
+  d.CommitPacket(peer, s.size());
+  return true;
+}
+
+TEST_CASE("shm: packets written in place, in order with posted ones",
+          "[shm]") {
+  Pair p(256, {.max_packet = 4096, .copy_chunk = 2048});
+  // Only what fits one cell, and only to a connected peer.
+  CHECK(p.a->ReservePacket(kRankB, kHeadPayload + 1) == nullptr);
+  CHECK(p.a->ReservePacket(42, 8) == nullptr);
+  CHECK(p.a->ReservePacket(-1, 8) == nullptr);
+  std::vector<std::string> sent;
+  int in_place = 0;
+  for (int i = 0;; ++i) {
+    const std::string s = "m" + std::to_string(i) +
+                          std::string(static_cast<size_t>(i % 40), '.');
+    if (i % 3 == 2) {
+      if (Send(*p.a, kRankB, s) != Status::kOk) break;
+    } else {
+      if (!SendInPlace(*p.a, kRankB, s)) break;
+      ++in_place;
+    }
+    sent.push_back(s);
+  }
+  // The FIFO filled up: no room, nothing lost, room again once read.
+  CHECK(sent.size() > 100);
+  CHECK(in_place > 60);
+  CHECK(p.a->fifo_full() >= 1);
+  CHECK(p.a->ReservePacket(kRankB, 8) == nullptr);
+  p.b->Poll();
+  CHECK(SendInPlace(*p.a, kRankB, "after"));
+  sent.push_back("after");
+  REQUIRE(p.PollUntil([&] { return p.sink_b.packets.size() == sent.size(); }));
+  for (size_t i = 0; i < sent.size(); ++i)
+    CHECK(p.sink_b.packets[i].data == sent[i]);
+  CHECK(p.b->corrupt_frames() == 0);
+  CHECK(p.sink_b.failures.empty());
+}
+
 void RendezvousCases(bool cma) {
   Pair p(kDefaultRingCells, {.cma = cma});
   const size_t kLen = (4 << 20) + 123;

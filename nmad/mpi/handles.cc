@@ -50,7 +50,8 @@ MPI_Fint PMPI_Request_c2f(MPI_Request request) { return request; }
 MPI_Request PMPI_Request_f2c(MPI_Fint request) {
   State* st = Mpi();
   return st != nullptr && request != MPI_REQUEST_NULL &&
-                 st->requests.Get(request) != nullptr
+                 (request == kSentRequest ||
+                  st->requests.Get(request) != nullptr)
              ? request
              : MPI_REQUEST_NULL;
 }

@@ -98,6 +98,19 @@ int PostSend(const void* buf, int count, const TypeRef& type, int dest,
   return PostSendBytes(data, bytes, dest, tag, mode, r, fn);
 }
 
+// The small-message path of MPI_Send and MPI_Isend (checked arguments):
+// a contiguous message that leaves at once (Session::TrySendNow: written in
+// the peer's FIFO cell, or copied out by the driver) needs no request.
+// False: nothing was sent, take the ordinary path.
+bool SendNow(const Comm& c, const Datatype& t, const void* buf, int count,
+             int dest, int tag) noexcept {
+  if (dest < 0 || !t.is_contiguous()) return false;  // MPI_PROC_NULL
+  const size_t bytes = static_cast<size_t>(count) * t.size();
+  const void* data =
+      bytes ? static_cast<const uint8_t*>(buf) + t.true_lb() : buf;
+  return c.p2p->TrySendNow(c.world[dest], tag, data, bytes) == Status::kOk;
+}
+
 // Starts a send into `r` (not yet in the request table).
 int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
               int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
@@ -319,8 +332,18 @@ int CheckRequestOut(MPI_Request* request, const char* fn) {
 int BlockingSend(const void* buf, int count, MPI_Datatype datatype, int dest,
                  int tag, MPI_Comm comm, SendMode mode, const char* fn) {
   RONDO_MPI_ENTER(fn);
+  int err = MPI_SUCCESS;
+  CommRef c;
+  TypeRef type;
+  if (!CheckSendArgs(*st, buf, count, datatype, &dest, tag, comm, kFn, &err,
+                     &c, &type))
+    return err;
+  if (mode == SendMode::kStandard &&
+      SendNow(*c, *type, buf, count, dest, tag))
+    return MPI_SUCCESS;
   MpiRequest r;
-  int err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, r, kFn);
+  r.comm = std::move(c);
+  err = PostSend(buf, count, type, dest, tag, mode, r, kFn);
   if (err != MPI_SUCCESS) return err;
   return WaitOne(*st, r, MPI_STATUS_IGNORE, kFn);
 }
@@ -331,11 +354,22 @@ int NonblockingSend(const void* buf, int count, MPI_Datatype datatype,
                     SendMode mode, const char* fn) {
   RONDO_MPI_ENTER(fn);
   if (int e = CheckRequestOut(request, kFn)) return e;
-  MpiRequest* r;
   int err = MPI_SUCCESS;
+  CommRef c;
+  TypeRef type;
+  if (!CheckSendArgs(*st, buf, count, datatype, &dest, tag, comm, kFn, &err,
+                     &c, &type))
+    return err;
+  if (mode == SendMode::kStandard &&
+      SendNow(*c, *type, buf, count, dest, tag)) {
+    *request = kSentRequest;
+    return MPI_SUCCESS;
+  }
+  MpiRequest* r;
   const int h = NewRequest(*st, &r, kFn, &err);
   if (h == 0) return err;
-  err = StartSend(*st, buf, count, datatype, dest, tag, comm, mode, *r, kFn);
+  r->comm = std::move(c);
+  err = PostSend(buf, count, type, dest, tag, mode, *r, kFn);
   return Register(*st, h, err, request);
 }
 

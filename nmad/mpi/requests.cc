@@ -200,6 +200,8 @@ MpiRequest* Lookup(State& st, MPI_Request h, const char* fn, int* err,
                    const char* arg = "request") {
   *err = MPI_SUCCESS;
   if (h == MPI_REQUEST_NULL) return nullptr;
+  // Read only, like every kSentRequest use below (Finish returns at once).
+  if (h == kSentRequest) return const_cast<MpiRequest*>(&st.sent_request());
   MpiRequest* r = st.requests.Get(h);
   if (r == nullptr)
     *err = RaiseError(nullptr, MPI_ERR_REQUEST, fn,
@@ -301,12 +303,19 @@ class RequestArray {
 // Looks up every handle of an array (MPI_REQUEST_NULL gives null);
 // returns the first error. *any: at least one request is active; *coll: one
 // is a collective (its progress needs the engine's queues every pass).
+// `sent_null` (MPI_Waitall, MPI_Testall: every request completes or none):
+// a kSentRequest gives null too, and ReleaseAll nulls its handle, with the
+// empty status that is a send's.
 int LookupAll(State& st, int count, const MPI_Request requests[],
               const char* fn, RequestArray& out, bool* any,
-              bool* coll = nullptr) {
+              bool* coll = nullptr, bool sent_null = false) {
   *any = false;
   bool has_coll = false;
   for (int i = 0; i < count; ++i) {
+    if (sent_null && requests[i] == kSentRequest) {
+      out[i] = nullptr;
+      continue;
+    }
     int err;
     out[i] = Lookup(st, requests[i], fn, &err);
     if (err != MPI_SUCCESS) return err;
@@ -326,7 +335,8 @@ int ReleaseAll(State& st, int count, MPI_Request requests[],
   for (int i = 0; i < count; ++i) {
     MPI_Status* s = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
                                                     : &statuses[i];
-    if (!rs[i]) {
+    if (!rs[i]) {  // null, inactive, or a send done in its call
+      if (requests[i] == kSentRequest) requests[i] = MPI_REQUEST_NULL;
       if (s != MPI_STATUS_IGNORE) *s = kEmptyStatus;
       continue;
     }
@@ -428,7 +438,8 @@ int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
                       "requests is NULL with count > 0");
   RequestArray rs(count);
   bool any = false, coll = false;
-  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll))
+  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll,
+                              /*sent_null=*/true))
     return err;
   // A request once done stays done: each pass resumes at the first one
   // still pending (no rescan of a window's completed head, O(n) in all).
@@ -454,7 +465,8 @@ int PMPI_Testall(int count, MPI_Request requests[], int* flag,
                       "NULL when count > 0");
   RequestArray rs(count);
   bool any = false, coll = false;
-  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll))
+  if (int err = LookupAll(*st, count, requests, kFn, rs, &any, &coll,
+                              /*sent_null=*/true))
     return err;
   if (!AllDone(rs, count)) ProgressPass(*st, coll);
   *flag = AllDone(rs, count);
@@ -577,6 +589,10 @@ int PMPI_Request_free(MPI_Request* request) {
   if (*request == MPI_REQUEST_NULL)
     return RaiseError(nullptr, MPI_ERR_REQUEST, kFn,
                       "request is MPI_REQUEST_NULL");
+  if (*request == kSentRequest) {  // nothing behind it
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+  }
   int err;
   MpiRequest* r = Lookup(*st, *request, kFn, &err);
   if (!r) return err;

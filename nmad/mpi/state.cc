@@ -272,6 +272,10 @@ int CallErrhandler(const Comm* comm, int code, const char* fn) {
 
 // ---- State ----
 State::State() {
+  // Completed: Finish returns at once, so nothing writes it from now on.
+  sent_request_.completed = true;
+  sent_request_.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+  sent_request_.fn = "MPI_Isend";
   std::string err;
   auto boot = drivers::bootstrap::BootstrapFromEnvironment(&err);
   if (!boot.ok())

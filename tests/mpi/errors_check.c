@@ -295,16 +295,18 @@ static void t_bad_args(void) {
   {
     /* A copy of a request handle taken before MPI_Request_free: with
      * Rondo's int handles the stale copy is detected. (Open MPI's are
-     * pointers to freed memory.) */
-    int v = 5, got = 0;
+     * pointers to freed memory.) 2 KiB: a small send that leaves within
+     * MPI_Isend has no request of its own to go stale. */
+    static int v[512], got[512];
+    v[0] = 5;
     MPI_Request q, copy;
-    MPI_Isend(&v, 1, MPI_INT, me, 77, w, &q);
+    MPI_Isend(v, 512, MPI_INT, me, 77, w, &q);
     copy = q;
     MPI_Request_free(&q);
     expect("Wait on a freed request", MPI_Wait(&copy, MPI_STATUS_IGNORE), MPI_ERR_REQUEST,
            "request");
-    MPI_Recv(&got, 1, MPI_INT, me, 77, w, MPI_STATUS_IGNORE);
-    check_ll("message of the freed send", 5, got);
+    MPI_Recv(got, 512, MPI_INT, me, 77, w, MPI_STATUS_IGNORE);
+    check_ll("message of the freed send", 5, got[0]);
   }
 #endif
 

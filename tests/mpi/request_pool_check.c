@@ -4,7 +4,15 @@
  *
  *   stale      a copy of a completed/freed request handle, and garbage
  *              values, get MPI_ERR_REQUEST (MPI_ERRORS_RETURN), never a
- *              crash; the live requests beside them are untouched;
+ *              crash; the live requests beside them are untouched (the
+ *              stale sends are of 4 KiB: a small send that leaves within
+ *              MPI_Isend has no pooled request, see "sent");
+ *   sent       what an application may do with the handle of a small
+ *              MPI_Isend that completed within the call (one handle value
+ *              for all, as MPICH's builtin completed requests): test, get
+ *              its status, free it, cancel it (not cancelled), wait for it
+ *              in arrays beside pending receives, start it (refused); every
+ *              message arrives;
  *   growth     3000 receives in flight at once (the pool grows by chunks of
  *              256), every payload checked, twice (the second round reuses
  *              the slots);
@@ -36,13 +44,17 @@ static void check_stale(void) {
   chk_context("stale");
   if (rank > 1) return;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int64_t out = 1000 + rank, in = -1;
+  /* 4 KiB: past the small-message path, so each send has a pooled
+   * request whose stale copies can be told apart. */
+  static int64_t out[512];
+  for (int i = 0; i < 512; ++i) out[i] = 1000 + rank + i;
+  int64_t in = -1;
   MPI_Request live, r, copy;
   /* A live receive that must survive the bad calls. */
   check_rc("irecv live", MPI_Irecv(&in, 1, MPI_INT64_T, peer, 7,
                                    MPI_COMM_WORLD, &live));
-  check_rc("isend", MPI_Isend(&out, 1, MPI_INT64_T, peer, 8, MPI_COMM_WORLD,
-                              &r));
+  check_rc("isend", MPI_Isend(out, 512, MPI_INT64_T, peer, 8,
+                              MPI_COMM_WORLD, &r));
   copy = r;
   check_rc("wait", MPI_Wait(&r, MPI_STATUS_IGNORE));
   check_true("wait nulls the handle", r == MPI_REQUEST_NULL);
@@ -63,7 +75,7 @@ static void check_stale(void) {
   check_ll("waitall with a completed handle's copy", MPI_ERR_REQUEST,
            chk_class(MPI_Waitall(2, arr, MPI_STATUSES_IGNORE)));
   /* Garbage values: never a crash. */
-  const MPI_Request garbage[] = {-1, 1, 12345, 0x7fffffff, (MPI_Request)0x80000001,
+  const MPI_Request garbage[] = {-1, 2, 12345, 0x7fffffff, (MPI_Request)0x80000001,
                                  (1 << 20) | 4095, copy ^ (1 << 27)};
   for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; ++i) {
     MPI_Request g = garbage[i];
@@ -76,25 +88,103 @@ static void check_stale(void) {
   /* The freed request's slot is reused for the next one: the old copy
    * stays invalid even then. */
   MPI_Request next;
-  check_rc("isend next", MPI_Isend(&out, 1, MPI_INT64_T, peer, 9,
+  check_rc("isend next", MPI_Isend(out, 512, MPI_INT64_T, peer, 9,
                                    MPI_COMM_WORLD, &next));
   stale = copy;
   check_ll("old copy after the slot's reuse", MPI_ERR_REQUEST,
            chk_class(MPI_Test(&stale, &flag, MPI_STATUS_IGNORE)));
   check_rc("wait next", MPI_Wait(&next, MPI_STATUS_IGNORE));
   /* The peer sends tag 7 once it has our tags 8 and 9. */
-  int64_t got8 = -1, got9 = -1;
-  check_rc("recv 8", MPI_Recv(&got8, 1, MPI_INT64_T, peer, 8, MPI_COMM_WORLD,
-                              MPI_STATUS_IGNORE));
-  check_rc("recv 9", MPI_Recv(&got9, 1, MPI_INT64_T, peer, 9, MPI_COMM_WORLD,
-                              MPI_STATUS_IGNORE));
-  check_ll("payload 8", 1000 + peer, got8);
-  check_ll("payload 9", 1000 + peer, got9);
+  static int64_t got8[512], got9[512];
+  check_rc("recv 8", MPI_Recv(got8, 512, MPI_INT64_T, peer, 8,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  check_rc("recv 9", MPI_Recv(got9, 512, MPI_INT64_T, peer, 9,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  check_ll("payload 8", 1000 + peer + 511, got8[511]);
+  check_ll("payload 9", 1000 + peer + 511, got9[511]);
   int64_t seven = 2000 + rank;
   check_rc("send 7", MPI_Send(&seven, 1, MPI_INT64_T, peer, 7,
                               MPI_COMM_WORLD));
   check_rc("wait live", MPI_Wait(&live, MPI_STATUS_IGNORE));
   check_ll("live receive's payload", 2000 + peer, in);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void check_sent(void) {
+  chk_context("sent");
+  if (rank > 1) return;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int64_t out[6], in[6];
+  MPI_Request s[6], copy;
+  for (int i = 0; i < 6; ++i) {
+    out[i] = 100 * rank + i;
+    in[i] = -1;
+  }
+  int flag = 0;
+  MPI_Status st;
+  /* Test completes it; a copy may still ask for its status, then free it. */
+  check_rc("isend 0", MPI_Isend(&out[0], 1, MPI_INT64_T, peer, 20,
+                                MPI_COMM_WORLD, &s[0]));
+  check_true("isend 0 gives a handle", s[0] != MPI_REQUEST_NULL);
+  copy = s[0];
+  check_rc("test 0", MPI_Test(&s[0], &flag, &st));
+  check_true("test 0 completes it", flag == 1 && s[0] == MPI_REQUEST_NULL);
+  check_ll("send status error", MPI_SUCCESS, st.MPI_ERROR);
+  /* Cancel: a send that completed is not cancelled. */
+  check_rc("isend 1", MPI_Isend(&out[1], 1, MPI_INT64_T, peer, 21,
+                                MPI_COMM_WORLD, &s[1]));
+  check_rc("cancel 1", MPI_Cancel(&s[1]));
+  check_rc("wait 1", MPI_Wait(&s[1], &st));
+  check_rc("test_cancelled", MPI_Test_cancelled(&st, &flag));
+  check_ll("send 1 not cancelled", 0, flag);
+  /* Start: not a persistent request. */
+  check_rc("isend 2", MPI_Isend(&out[2], 1, MPI_INT64_T, peer, 22,
+                                MPI_COMM_WORLD, &s[2]));
+  MPI_Request started = s[2];
+  check_ll("start a completed send", MPI_ERR_REQUEST,
+           chk_class(MPI_Start(&started)));
+  check_rc("free 2", MPI_Request_free(&s[2]));
+  check_true("free nulls it", s[2] == MPI_REQUEST_NULL);
+  /* Beside receives in Waitany/Waitsome/Waitall. */
+  MPI_Request mix[4];
+  check_rc("irecv 20", MPI_Irecv(&in[0], 1, MPI_INT64_T, peer, 20,
+                                 MPI_COMM_WORLD, &mix[0]));
+  check_rc("isend 3", MPI_Isend(&out[3], 1, MPI_INT64_T, peer, 23,
+                                MPI_COMM_WORLD, &mix[1]));
+  check_rc("irecv 21", MPI_Irecv(&in[1], 1, MPI_INT64_T, peer, 21,
+                                 MPI_COMM_WORLD, &mix[2]));
+  check_rc("isend 4", MPI_Isend(&out[4], 1, MPI_INT64_T, peer, 24,
+                                MPI_COMM_WORLD, &mix[3]));
+  int index = -1, outcount = 0, indices[4];
+  check_rc("waitany", MPI_Waitany(4, mix, &index, MPI_STATUS_IGNORE));
+  check_true("waitany completes one", index >= 0 && index < 4 &&
+                                          mix[index] == MPI_REQUEST_NULL);
+  check_rc("waitsome", MPI_Waitsome(4, mix, &outcount, indices,
+                                    MPI_STATUSES_IGNORE));
+  check_true("waitsome completes some", outcount >= 1);
+  check_rc("waitall", MPI_Waitall(4, mix, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < 4; ++i)
+    check_true("all completed", mix[i] == MPI_REQUEST_NULL);
+  /* MPI_Send and a free of the copy taken above. */
+  check_rc("send 5", MPI_Send(&out[5], 1, MPI_INT64_T, peer, 25,
+                              MPI_COMM_WORLD));
+  /* Both sends left within MPI_Isend (the same handle): the copy is still
+   * a completed send's handle. (With a progress thread holding the rail a
+   * send may take a pooled request instead; its copy is stale then.) */
+  if (copy == started) {
+    check_rc("get_status of the copy",
+             MPI_Request_get_status(copy, &flag, MPI_STATUS_IGNORE));
+    check_ll("a completed send's status is there", 1, flag);
+    check_true("f2c keeps a completed send's handle",
+               MPI_Request_f2c(MPI_Request_c2f(copy)) == copy);
+    check_rc("free the copy", MPI_Request_free(&copy));
+    check_true("free nulls the copy", copy == MPI_REQUEST_NULL);
+  }
+  /* Everything arrived, in order per tag. */
+  for (int i = 2; i < 6; ++i)
+    check_rc("recv", MPI_Recv(&in[i], 1, MPI_INT64_T, peer, 20 + i,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  for (int i = 0; i < 6; ++i) check_ll("payload", 100 * peer + i, in[i]);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -114,10 +204,13 @@ static void check_growth(void) {
     for (int i = 0; i < GROWTH; ++i)
       check_rc("isend", MPI_Isend(&out[i], 1, MPI_INT64_T, peer, i,
                                   MPI_COMM_WORLD, &rq[GROWTH + i]));
-    /* Every handle distinct while in flight. */
+    /* Every receive's handle distinct while in flight; the sends' not
+     * null (small sends that left within MPI_Isend share one handle). */
     int distinct = 1;
-    for (int i = 1; i < 2 * GROWTH && distinct; ++i)
+    for (int i = 1; i < GROWTH && distinct; ++i)
       distinct = rq[i] != rq[i - 1] && rq[i] != MPI_REQUEST_NULL;
+    for (int i = GROWTH; i < 2 * GROWTH && distinct; ++i)
+      distinct = rq[i] != MPI_REQUEST_NULL && rq[i] != rq[GROWTH - 1];
     check_true("handles distinct and not null", distinct);
     check_rc("waitall", MPI_Waitall(2 * GROWTH, rq, MPI_STATUSES_IGNORE));
     int bad = 0;
@@ -275,6 +368,8 @@ int main(int argc, char** argv) {
   }
   peer = rank == 0 ? 1 : rank == 1 ? 0 : MPI_PROC_NULL;
   check_stale();
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_sent();
   MPI_Barrier(MPI_COMM_WORLD);
   check_growth();
   MPI_Barrier(MPI_COMM_WORLD);

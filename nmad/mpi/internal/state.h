@@ -342,6 +342,17 @@ class RequestTable : public HandlePool<MpiRequest> {
   int Add(std::shared_ptr<MpiRequest> r) { return Adopt(std::move(r)); }
 };
 
+// The handle of a send that completed within its call (MPI_Isend of a
+// small message that left at once: Session::TrySendNow): nothing is pooled
+// behind it. The pool never issues it (its generation bits are 0); MPI_Wait,
+// MPI_Test and the rest complete it at once with a send's empty status,
+// MPI_Request_free frees it, and starting or cancelling it does what it
+// does to any completed send. MPICH's builtin completed requests are the
+// same idea.
+inline constexpr MPI_Request kSentRequest = 1;
+static_assert(kSentRequest > 0 &&
+              (kSentRequest >> HandlePool<MpiRequest>::kIndexBits) == 0);
+
 // Handle table: int handle -> shared object. Handles of freed objects are
 // not reused (an old copy of a freed handle is then detected as invalid).
 template <typename T>
@@ -435,6 +446,9 @@ class State {
   // After `comms`: requests hold (borrowed) communicators, so they go
   // first.
   RequestTable requests;
+  // What every kSentRequest handle names: a completed send, never written
+  // after construction (so any thread may read it).
+  const MpiRequest& sent_request() const noexcept { return sent_request_; }
   HandleTable<UserErrhandler> errhandlers{3};
   HandleTable<Info> infos{1};
   HandleTable<MpiSession> sessions{1};
@@ -547,6 +561,7 @@ class State {
   mutable queues::SpinLock committed_mu;
   std::unordered_set<int> committed;
   Comm* predefined_comms_[3] = {};
+  MpiRequest sent_request_;  // set up by the constructor
 };
 
 // A live window has handle `h` (win.cc).
