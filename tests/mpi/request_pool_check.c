@@ -165,6 +165,18 @@ static void check_sent(void) {
   check_rc("waitall", MPI_Waitall(4, mix, MPI_STATUSES_IGNORE));
   for (int i = 0; i < 4; ++i)
     check_true("all completed", mix[i] == MPI_REQUEST_NULL);
+  /* Testall: all complete at once, every handle nulled. */
+  MPI_Request two[2];
+  int64_t extra[2] = {7 + rank, 8 + rank}, got_extra[2] = {-1, -1};
+  check_rc("isend 26", MPI_Isend(&extra[0], 1, MPI_INT64_T, peer, 26,
+                                 MPI_COMM_WORLD, &two[0]));
+  check_rc("isend 27", MPI_Isend(&extra[1], 1, MPI_INT64_T, peer, 27,
+                                 MPI_COMM_WORLD, &two[1]));
+  flag = 0;
+  while (!flag)
+    check_rc("testall", MPI_Testall(2, two, &flag, MPI_STATUSES_IGNORE));
+  check_true("testall nulls the handles",
+             two[0] == MPI_REQUEST_NULL && two[1] == MPI_REQUEST_NULL);
   /* MPI_Send and a free of the copy taken above. */
   check_rc("send 5", MPI_Send(&out[5], 1, MPI_INT64_T, peer, 25,
                               MPI_COMM_WORLD));
@@ -185,6 +197,12 @@ static void check_sent(void) {
     check_rc("recv", MPI_Recv(&in[i], 1, MPI_INT64_T, peer, 20 + i,
                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   for (int i = 0; i < 6; ++i) check_ll("payload", 100 * peer + i, in[i]);
+  check_rc("recv 26", MPI_Recv(&got_extra[0], 1, MPI_INT64_T, peer, 26,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  check_rc("recv 27", MPI_Recv(&got_extra[1], 1, MPI_INT64_T, peer, 27,
+                               MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  check_ll("payload 26", 7 + peer, got_extra[0]);
+  check_ll("payload 27", 8 + peer, got_extra[1]);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
