@@ -255,9 +255,10 @@ bool AliasDelta(const CollArgs& a, const Plan& p, int64_t* delta) {
       return root;
     case C::kAllreduce:
       return !a.buffers_disjoint;
+    case C::kAlltoall:
+      return !a.buffers_disjoint;
     case C::kScan:
     case C::kExscan:
-    case C::kAlltoall:
     case C::kReduceScatter:
     case C::kReduceScatterBlock:
       return true;
@@ -342,7 +343,8 @@ void Dispatch(Collective c, Algorithm alg, const CollArgs& a, const Plan& p,
       return;
     case C::kAlltoall:
     case C::kAlltoallv: {
-      const bool may_alias = c == C::kAlltoall || SameLayout(a);
+      const bool may_alias =
+          c == C::kAlltoall ? !a.buffers_disjoint : SameLayout(a);
       if (alg == A::kPairwise) internal::AlltoallvPairwise(b, p, may_alias);
       if (alg == A::kLinear) internal::AlltoallvLinear(b, p, may_alias);
       if (alg == A::kBruck) internal::AlltoallBruck(b, p);
