@@ -854,6 +854,17 @@ TEST_CASE("Choose follows message size and process count") {
   a.bytes = 64 * 1024;
   REQUIRE(Choose(a) == Algorithm::kPairwise);
   REQUIRE(Choose(Args(Collective::kBarrier, 9)) == Algorithm::kDissemination);
+  // Gather: linear on one node up to 4 ranks (the root pulls each block
+  // once), binomial otherwise; scatter stays binomial.
+  for (int n : {2, 4, 5}) {
+    a = Args(Collective::kGather, n);
+    a.bytes = 1 << 20;
+    REQUIRE(Choose(a) == Algorithm::kBinomial);
+    a.single_node = true;
+    REQUIRE(Choose(a) == (n <= 4 ? Algorithm::kLinear : Algorithm::kBinomial));
+    a.collective = Collective::kScatter;
+    REQUIRE(Choose(a) == Algorithm::kBinomial);
+  }
 }
 
 TEST_CASE("allgather sends the own block beside its copy") {
