@@ -9,7 +9,10 @@
  * mpirun.mpich in each setting and merges the results (issues 15, 18).
  *
  *   <launcher> -n N mpi_suite_<impl> [--out FILE] [--tests LIST]
- *       [--iterations F] [--time-per-case-ms MS] [--quick] [--quiet]
+ *       [--iterations F] [--time-per-case-ms MS] [--bytes LIST] [--quick]
+ *       [--quiet]
+ * (--bytes: the sizes of every test but latency, bandwidth and barrier,
+ * instead of the ones below; multiples of 4, 4 B to 64 MiB.)
  *
  * Tests (bytes per message; the data are MPI_CHAR unless said):
  *   latency          8 B: one-way latency of a blocking ping-pong between
@@ -208,6 +211,9 @@ typedef struct Options {
   double scale;            /* --iterations */
   double time_per_case_ms; /* --time-per-case-ms */
   int quiet;
+  /* --bytes: the collectives' sizes instead of 8 B, (16 KiB,) 1 MiB. */
+  size_t bytes[16];
+  int nbytes;
 } Options;
 
 static int rank_ = 0, size_ = 1;
@@ -286,7 +292,32 @@ static void ParseTests(Options* o, const char* list) {
 static void Usage(void) {
   fprintf(stderr,
           "usage: <launcher> -n N mpi_suite [--out FILE] [--tests LIST]\n"
-          "  [--iterations F] [--time-per-case-ms MS] [--quick] [--quiet]\n");
+          "  [--iterations F] [--time-per-case-ms MS] [--bytes LIST] [--quick]"
+          " [--quiet]\n");
+}
+
+/* --bytes: sizes of 4 B to 64 MiB, multiples of 4 (MPI_FLOAT counts). */
+static void ParseBytes(Options* o, const char* list) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", list);
+  o->nbytes = 0;
+  for (char* tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ",")) {
+    char* end = NULL;
+    const long long b = strtoll(tok, &end, 10);
+    if (*end != '\0' || b < 4 || b > (64LL << 20) || b % 4 != 0 ||
+        o->nbytes == (int)(sizeof o->bytes / sizeof o->bytes[0])) {
+      fprintf(stderr,
+              "mpi_suite: --bytes: '%s' is not allowed; expected up to 16 "
+              "sizes of 4 to 67108864 bytes, multiples of 4\n",
+              tok);
+      exit(2);
+    }
+    o->bytes[o->nbytes++] = (size_t)b;
+  }
+  if (o->nbytes == 0) {
+    fprintf(stderr, "mpi_suite: --bytes: empty list\n");
+    exit(2);
+  }
 }
 
 static void ParseArgs(Options* o, int argc, char** argv) {
@@ -295,6 +326,7 @@ static void ParseArgs(Options* o, int argc, char** argv) {
   o->scale = 1.0;
   o->time_per_case_ms = 1000;
   o->quiet = 0;
+  o->nbytes = 0;
   /* --quick first, so that explicit options given with it win. */
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) {
@@ -327,6 +359,9 @@ static void ParseArgs(Options* o, int argc, char** argv) {
     } else if (strcmp(a, "--time-per-case-ms") == 0) {
       NEEDS_VALUE;
       o->time_per_case_ms = ParseDouble(v, a, 1, 3600000);
+    } else if (strcmp(a, "--bytes") == 0) {
+      NEEDS_VALUE;
+      ParseBytes(o, v);
     } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       if (rank_ == 0) Usage();
       MPI_Finalize();
@@ -1125,6 +1160,10 @@ int main(int argc, char** argv) {
         Case(&o, t, 0);
         break;
       default:
+        if (o.nbytes > 0 && t != kBandwidth) {
+          for (int k = 0; k < o.nbytes; ++k) Case(&o, t, o.bytes[k]);
+          break;
+        }
         Case(&o, t, kSmall);
         if (IsBlocks(t)) Case(&o, t, kMid);
         Case(&o, t, kLarge);

@@ -201,6 +201,7 @@ struct Args {
       "rondo:default,rondo:tuned,openmpi:default,mpich:default";
   double iterations = 0;        // 0: 1 (--quick 0.05)
   double time_per_case_ms = 0;  // 0: the program's (1000, --quick 50)
+  std::string bytes;            // "": each test's own sizes (kTests)
   bool quick = false;
   int rounds = 0;  // 0: 3 (--quick 1)
   std::string bind = "default";
@@ -336,6 +337,19 @@ class Driver {
       AddTest(t);
     }
     if (tests_.empty()) return Bad("--tests", a_.tests, "all or " + test_names);
+    for (const std::string& b : Split(a_.bytes)) {
+      char* end = nullptr;
+      const long long v = std::strtoll(b.c_str(), &end, 10);
+      if (*end != '\0' || v < 4 || v > (64LL << 20) || v % 4 != 0 ||
+          bytes_.size() == 16)
+        return Bad("--bytes", b,
+                   "up to 16 sizes of 4 to 67108864 bytes, multiples of 4, "
+                   "such as 1024,16384,65536,1048576,4194304");
+      if (std::find(bytes_.begin(), bytes_.end(), v) == bytes_.end())
+        bytes_.push_back(v);
+    }
+    if (!a_.bytes.empty() && bytes_.empty())
+      return Bad("--bytes", a_.bytes, "a list such as 1024,1048576");
 
     const std::vector<Setting> all = AllSettings();
     std::string setting_names;
@@ -434,6 +448,12 @@ class Driver {
     spec.timeout_s = Timeout();
     spec.program = programs_.at(s.library);
     spec.args = {"--out", out, "--tests", Join(tests_, ",")};
+    if (!bytes_.empty()) {
+      std::vector<std::string> b;
+      for (int64_t v : bytes_) b.push_back(std::to_string(v));
+      spec.args.push_back("--bytes");
+      spec.args.push_back(Join(b, ","));
+    }
     if (a_.quick) spec.args.push_back("--quick");
     if (!a_.verbose) spec.args.push_back("--quiet");
     auto opt = [&](const char* name, double value) {
@@ -816,7 +836,11 @@ class Driver {
     std::fflush(stdout);
   }
 
-  static std::vector<int64_t> TestBytes(const std::string& test) {
+  // --bytes replaces the sizes of every test but these (the program's rule).
+  std::vector<int64_t> TestBytes(const std::string& test) const {
+    if (!bytes_.empty() && test != "latency" && test != "bandwidth" &&
+        test != "barrier")
+      return bytes_;
     for (const TestInfo& t : kTests)
       if (test == t.name) return t.bytes;
     return {};
@@ -1069,6 +1093,7 @@ class Driver {
   Args a_;
   int processors_ = 1;
   std::vector<int> ranks_;
+  std::vector<int64_t> bytes_;  // --bytes, in the order given
   std::vector<std::string> tests_;
   std::vector<Setting> settings_;
   std::map<std::string, std::string> programs_;  // library -> program
@@ -1123,6 +1148,11 @@ int main(int argc, char** argv) {
                  "a case stops after about this long (default 1000, --quick "
                  "50)")
       ->check(CLI::Range(1.0, 3600000.0));
+  app.add_option("--bytes", a.bytes,
+                 "sizes for every test but latency, bandwidth and barrier "
+                 "(bytes per block for the block collectives), e.g. "
+                 "1024,16384,65536,1048576,4194304 (default: each test's own: "
+                 "8 B, 16 KiB for the block collectives, 1 MiB)");
   app.add_option("--rounds", a.rounds,
                  "run every job this many times, alternating the libraries, "
                  "and keep each case's median round (default 3, --quick 1)")

@@ -41,6 +41,8 @@ expect_bad "--configs: 'mpich:tuned' is not allowed" --configs mpich:tuned
 expect_bad "--bind: 'socket' is not allowed; expected default, core or none" \
   --bind socket
 expect_bad "--iterations" --iterations 0
+expect_bad "--bytes: '6' is not allowed; expected up to 16 sizes" --bytes 8,6
+expect_bad "--bytes: 'x' is not allowed" --bytes x
 
 # 2. The quick run.
 libs=rondo
@@ -242,5 +244,21 @@ assert names == ["suite:rondo:default:barrier:2:0",
                  "suite:rondo:tuned:barrier:2:0"], names
 for r in doc["results"]:
     assert "ratio_vs_openmpi" not in r and "ratio_vs_mpich" not in r, r
+PY
+# 5. --bytes replaces the sizes of the collectives (results checked by the
+# program), not the barrier's.
+"$suite" --quick --ranks 2 --tests barrier,allgather_float,alltoall_float \
+  --bytes 1024,65536 --configs rondo:default --json "$tmp/bytes.json" \
+  > "$tmp/bytes.txt" 2> "$tmp/bytes.err"
+python3 - "$tmp/bytes.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+names = sorted(r["case"] for r in doc["results"])
+want = sorted(["suite:rondo:default:barrier:2:0"] +
+              ["suite:rondo:default:%s:2:%d" % (t, b)
+               for t in ("allgather_float", "alltoall_float")
+               for b in (1024, 65536)])
+assert names == want, names
+assert all(r["median_ns"] > 0 for r in doc["results"]), doc["results"]
 PY
 echo "mpi_suite smoke test: ok"

@@ -128,8 +128,10 @@ struct CollArgs {
   // The caller promises that buffers 0 and 1 do not overlap (no
   // MPI_IN_PLACE). Allreduce then drops the aliasing guarantee below and
   // its recursive doubling receives straight into the output and reduces
-  // the input into it (no copy of the input). Only allreduce reads it; the
-  // MPI layer's schedule cache must tell the two forms apart.
+  // the input into it (no copy of the input); alltoall's pairwise and linear
+  // receive every block straight into place (no temporary, no copy after
+  // the receive). Only allreduce and alltoall read it; the MPI layer's
+  // schedule cache must tell the two forms apart.
   bool buffers_disjoint = false;
   // Tuning.
   uint64_t segment_bytes = 64 * 1024;  // pipelined chain (rounded down to a

@@ -854,6 +854,89 @@ TEST_CASE("Choose follows message size and process count") {
   a.bytes = 64 * 1024;
   REQUIRE(Choose(a) == Algorithm::kPairwise);
   REQUIRE(Choose(Args(Collective::kBarrier, 9)) == Algorithm::kDissemination);
+  // Gather: linear on one node up to 4 ranks (the root pulls each block
+  // once), binomial otherwise; scatter stays binomial.
+  for (int n : {2, 4, 5}) {
+    a = Args(Collective::kGather, n);
+    a.bytes = 1 << 20;
+    REQUIRE(Choose(a) == Algorithm::kBinomial);
+    a.single_node = true;
+    REQUIRE(Choose(a) == (n <= 4 ? Algorithm::kLinear : Algorithm::kBinomial));
+    a.collective = Collective::kScatter;
+    REQUIRE(Choose(a) == Algorithm::kBinomial);
+  }
+}
+
+TEST_CASE("allgather sends the own block beside its copy") {
+  // Ring and linear: the own block leaves from the input at once, and its
+  // copy to its place in the output waits for no message (before, the
+  // ring's first send waited for the copy: copy, then the peer's pull, in
+  // sequence). The builder assumes MPI_IN_PLACE aliasing for allgather, so
+  // this also checks that the copy onto the (aliased) input drops only the
+  // ordering after the input's readers.
+  for (Algorithm alg : {Algorithm::kRing, Algorithm::kLinear}) {
+    for (int n : {2, 3, 5}) {
+      for (int r = 0; r < n; ++r) {
+        CAPTURE(AlgorithmName(alg), n, r);
+        CollArgs a = Args(Collective::kAllgather, n, r);
+        a.bytes = 1 << 20;
+        Schedule s;
+        REQUIRE(Build(alg, a, &s).empty());
+        int copies = 0, input_sends = 0;
+        for (const Step& st : s.steps) {
+          if (st.kind == StepKind::kCopy) {
+            ++copies;
+            REQUIRE(st.src.buf == kSendBuf);
+            REQUIRE(st.deps.empty());
+          }
+          if (st.kind == StepKind::kSend && st.src.buf == kSendBuf) {
+            ++input_sends;
+            REQUIRE(st.deps.empty());
+          }
+        }
+        REQUIRE(copies == 1);
+        REQUIRE(input_sends == (alg == Algorithm::kRing ? 1 : n - 1));
+        // Later writers of the own block would still order after the
+        // sends (none here: nothing else touches it).
+        for (const Step& st : s.steps)
+          if (st.kind == StepKind::kRecv)
+            REQUIRE(st.dst.offset != static_cast<uint64_t>(r) * a.bytes);
+      }
+    }
+  }
+}
+
+TEST_CASE("alltoall with disjoint buffers receives into place") {
+  // buffers_disjoint (no MPI_IN_PLACE): pairwise and linear need no
+  // temporary and no copy after a receive (at 2 ranks the aliasing form
+  // staged the whole remote block, then copied it: 1 MiB more copying on
+  // the critical path at 1 MiB). The aliasing form still stages.
+  for (Algorithm alg : {Algorithm::kPairwise, Algorithm::kLinear}) {
+    for (int n : {2, 3, 4}) {
+      for (int r = 0; r < n; ++r) {
+        CAPTURE(AlgorithmName(alg), n, r);
+        CollArgs a = Args(Collective::kAlltoall, n, r);
+        a.bytes = 1 << 20;
+        a.buffers_disjoint = true;
+        Schedule s;
+        REQUIRE(Build(alg, a, &s).empty());
+        REQUIRE(s.tmp_bytes.empty());
+        int copies = 0;
+        for (const Step& st : s.steps) {
+          if (st.kind == StepKind::kRecv) REQUIRE(st.dst.buf == kRecvBuf);
+          if (st.kind == StepKind::kCopy) {
+            ++copies;
+            REQUIRE(st.src.buf == kSendBuf);
+          }
+        }
+        REQUIRE(copies == 1);  // the own block
+        a.buffers_disjoint = false;
+        Schedule aliased;
+        REQUIRE(Build(alg, a, &aliased).empty());
+        REQUIRE_FALSE(aliased.tmp_bytes.empty());
+      }
+    }
+  }
 }
 
 TEST_CASE("schedules stay lean for 1024 ranks") {

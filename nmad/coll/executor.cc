@@ -413,18 +413,12 @@ bool Operation::RunReady(bool start_steps) noexcept {
   }
   engine::Engine& engine = comm_.core->engine();
   const bool tracing = engine.tracing();
-  // Messages first: a receive posted before a local copy or reduction lets
-  // the peer's data move (a rendezvous pulls it) while this thread
-  // computes, and a send tells its peer sooner. Three passes over the batch,
-  // no sorting: receives, then sends, then the local steps.
+  // Three passes over the batch, no sorting, in InlinePass order: sends,
+  // receives, then the local steps (see executor.h).
   const std::vector<Step>& steps = prepared_->schedule.steps;
   for (int pass = 0; pass < 3; ++pass) {
     for (uint32_t i : running_) {
-      const StepKind kind = steps[i].kind;
-      const int want = kind == StepKind::kRecv   ? 0
-                       : kind == StepKind::kSend ? 1
-                                                 : 2;
-      if (want != pass) continue;
+      if (InlinePass(steps[i].kind) != pass) continue;
       const int64_t t0 = tracing ? engine::Tracer::NowNs() : 0;
       (void)RunStep(&steps_[i]);
       if (tracing)

@@ -325,10 +325,12 @@ int Launch(State& st, const CommPtr& comm, ReqPtr r, CollArgs args,
                  : st.forced[static_cast<int>(args.collective)];
   // Collectives without per-rank counts reuse their prepared schedule.
   const bool cacheable = args.counts.empty() && args.send_counts.empty();
-  // Allreduce has no root: the key's root slot tells its disjoint-buffer
-  // schedule (no MPI_IN_PLACE) from the in-place one.
+  // Allreduce and alltoall have no root: the key's root slot tells their
+  // disjoint-buffer schedules (no MPI_IN_PLACE) from the in-place ones.
   const int key_root =
-      args.collective == Collective::kAllreduce && args.buffers_disjoint
+      (args.collective == Collective::kAllreduce ||
+       args.collective == Collective::kAlltoall) &&
+              args.buffers_disjoint
           ? -1
           : args.root;
   const ScheduleKey key{static_cast<int>(args.collective),
@@ -949,6 +951,9 @@ int Alltoall(const void* sendbuf, int scount, MPI_Datatype stype,
     CollArgs a;
     a.collective = Collective::kAlltoall;
     a.bytes = static_cast<uint64_t>(rcount) * rt->size();
+    // Not MPI_IN_PLACE, and MPI forbids overlapping buffers otherwise: the
+    // blocks are received straight into place.
+    a.buffers_disjoint = true;
     return Launch(*st, comm, r, a,
                   static_cast<const uint8_t*>(sendbuf) + stt->true_lb(),
                   static_cast<uint8_t*>(recvbuf) + rt->true_lb(), {},

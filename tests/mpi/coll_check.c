@@ -8,7 +8,7 @@
  * key), so every size 1..N runs, non-powers of two included. On each: every
  * collective with roots {0, size-1, size/2}, counts {0, 1, 7, 1000} ints,
  * the MPI_IN_PLACE forms, then 70000 ints (past a 64 KiB pipeline
- * segment); on MPI_COMM_WORLD also ~1 MiB. Then derived datatypes (vector,
+ * segment); on MPI_COMM_WORLD also ~1 MiB (allgather(v) in place too). Then derived datatypes (vector,
  * indexed, resized, struct with gaps; gaps must stay untouched), MPI_SUM on
  * a contiguous type, MAXLOC/MINLOC with ties, user ops (commutative and a
  * non-commutative 2x2 matrix product, whose result must be the ordered
@@ -671,6 +671,11 @@ static void suite_mib(Comm* c) {
     t_gather(c, root, per, nb, 0);
     t_scatter(c, root, per, nb, 0);
     t_allgather(c, per, nb, 0);
+    /* The ring's own block leaves from the input beside its copy (in place:
+     * the copy is the block itself). */
+    t_allgather(c, per, nb, 1);
+    t_allgatherv(c, per, nb, 0);
+    t_allgatherv(c, per, nb, 1);
     t_alltoall(c, per, nb, 0);
     t_reduce_scatter_block(c, per, nb, 0);
   }

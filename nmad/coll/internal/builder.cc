@@ -166,7 +166,39 @@ uint32_t Builder::Copy(const BufRef& src, const BufRef& dst) {
   s.kind = StepKind::kCopy;
   s.src = src;
   s.dst = dst;
-  return AddStep(std::move(s), {src}, &dst, {});
+  const Addr from = AddrOf(src), to = AddrOf(dst);
+  if (!alias_ || from.space != to.space || from.lo != to.lo ||
+      from.hi != to.hi || Written(to))
+    return AddStep(std::move(s), {src}, &dst, {});
+  // The input onto its place in the output (a rank's own block), bytes that
+  // nothing wrote yet: a no-op when the buffers alias (the executor skips a
+  // copy onto itself), and otherwise a write of output bytes that no
+  // earlier step can meaningfully read (they are the caller's garbage) while
+  // the earlier readers of the input read the other buffer. So it need not
+  // wait for them: a send of the input can run beside it. Later steps
+  // order after it as after any write, and later writers also after those
+  // earlier readers (they may be reading the aliased input).
+  std::vector<uint32_t> readers;
+  Space& m = SpaceFor(to.space);
+  auto it = m.upper_bound(to.lo);
+  if (it != m.begin() && std::prev(it)->second.end > to.lo) --it;
+  for (; it != m.end() && it->first < to.hi; ++it)
+    readers.insert(readers.end(), it->second.readers.begin(),
+                   it->second.readers.end());
+  const uint32_t index = AddStep(std::move(s), {src}, nullptr, {});
+  Record(to, true, index);
+  auto& kept = m.find(to.lo)->second.readers;
+  kept.insert(kept.end(), readers.begin(), readers.end());
+  return index;
+}
+
+bool Builder::Written(const Addr& a) {
+  Space& m = SpaceFor(a.space);
+  auto it = m.upper_bound(a.lo);
+  if (it != m.begin() && std::prev(it)->second.end > a.lo) --it;
+  for (; it != m.end() && it->first < a.hi; ++it)
+    if (it->second.writer != kNoStep) return true;
+  return false;
 }
 
 }  // namespace rondo::nmad::coll::internal

@@ -81,6 +81,10 @@ class Builder {
   uint32_t Recv(int peer, uint32_t tag, const BufRef& dst,
                 const std::vector<uint32_t>& after = {});
   uint32_t Reduce(const BufRef& src, const BufRef& dst);  // dst = src op dst
+  // A copy of the input onto its own place in the output (the same bytes
+  // under AssumeAlias, none of them written yet) does not wait for the
+  // earlier readers of the input: write the sends of the input first and
+  // they run beside it.
   uint32_t Copy(const BufRef& src, const BufRef& dst);
 
   // Whether a and b may share bytes (same buffer, or buffers 0 and 1 under
@@ -104,6 +108,8 @@ class Builder {
   static void Split(Space& m, int64_t at);
   // Collects the dependencies of an access to [lo, hi).
   void Collect(const Addr& a, bool write, std::vector<uint32_t>* deps);
+  // Whether an earlier step wrote any byte of [lo, hi).
+  bool Written(const Addr& a);
   // Records that `step` accessed [lo, hi).
   void Record(const Addr& a, bool write, uint32_t step);
   uint32_t AddStep(Step step, const std::vector<BufRef>& reads,

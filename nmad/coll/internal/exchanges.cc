@@ -278,19 +278,24 @@ void AllreduceReduceBcast(Builder& b, const Plan& p) {
 void AllgathervRing(Builder& b, const Plan& p) {
   const int n = b.size(), r = b.rank();
   auto block = [&](int i) { return Ref(kRecvBuf, p.displs[i], p.counts[i]); };
-  b.Copy(Ref(kSendBuf, 0, p.own), block(r));
+  const BufRef in = Ref(kSendBuf, 0, p.own);
   const int next = (r + 1) % n, prev = (r - 1 + n) % n;
+  // The own block goes out from the input, before and beside its copy to
+  // its place (Builder::Copy): the copy is not on the critical path.
   for (int s = 0; s + 1 < n; ++s) {
-    b.Send(next, WrapTag(s), block(Mod(r - s, n)));
+    b.Send(next, WrapTag(s), s == 0 ? in : block(Mod(r - s, n)));
     b.Recv(prev, WrapTag(s), block(Mod(r - s - 1, n)));
+    if (s == 0) b.Copy(in, block(r));
   }
+  if (n == 1) b.Copy(in, block(r));
 }
 
 void AllgathervLinear(Builder& b, const Plan& p) {
   const int n = b.size(), r = b.rank();
   const BufRef in = Ref(kSendBuf, 0, p.own);
-  b.Copy(in, Ref(kRecvBuf, p.displs[r], p.counts[r]));
+  // Sends of the input first: its copy does not wait for them (Builder::Copy).
   for (int k = 1; k < n; ++k) b.Send((r + k) % n, 0, in);
+  b.Copy(in, Ref(kRecvBuf, p.displs[r], p.counts[r]));
   for (int k = 1; k < n; ++k) {
     const int src = (r - k + n) % n;
     b.Recv(src, 0, Ref(kRecvBuf, p.displs[src], p.counts[src]));
