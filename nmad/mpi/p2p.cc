@@ -111,6 +111,21 @@ bool SendNow(const Comm& c, const Datatype& t, const void* buf, int count,
   return c.p2p->TrySendNow(c.world[dest], tag, data, bytes) == Status::kOk;
 }
 
+// The checks of MPI_Send and MPI_Isend, then SendNow for a standard-mode
+// send: MPI_SUCCESS with *sent when the message left, else with *c and
+// *type set for the ordinary path; the error code of a bad argument.
+int CheckThenSendNow(State& st, const void* buf, int count, MPI_Datatype dt,
+                     int dest, int tag, MPI_Comm comm, SendMode mode,
+                     const char* fn, CommRef* c, TypeRef* type, bool* sent) {
+  int err = MPI_SUCCESS;
+  *sent = false;
+  if (!CheckSendArgs(st, buf, count, dt, &dest, tag, comm, fn, &err, c, type))
+    return err;
+  *sent = mode == SendMode::kStandard &&
+          SendNow(**c, **type, buf, count, dest, tag);
+  return MPI_SUCCESS;
+}
+
 // Starts a send into `r` (not yet in the request table).
 int StartSend(State& st, const void* buf, int count, MPI_Datatype dt,
               int dest, int tag, MPI_Comm ch, SendMode mode, MpiRequest& r,
@@ -332,15 +347,12 @@ int CheckRequestOut(MPI_Request* request, const char* fn) {
 int BlockingSend(const void* buf, int count, MPI_Datatype datatype, int dest,
                  int tag, MPI_Comm comm, SendMode mode, const char* fn) {
   RONDO_MPI_ENTER(fn);
-  int err = MPI_SUCCESS;
   CommRef c;
   TypeRef type;
-  if (!CheckSendArgs(*st, buf, count, datatype, &dest, tag, comm, kFn, &err,
-                     &c, &type))
-    return err;
-  if (mode == SendMode::kStandard &&
-      SendNow(*c, *type, buf, count, dest, tag))
-    return MPI_SUCCESS;
+  bool sent;
+  int err = CheckThenSendNow(*st, buf, count, datatype, dest, tag, comm,
+                             mode, kFn, &c, &type, &sent);
+  if (err != MPI_SUCCESS || sent) return err;
   MpiRequest r;
   r.comm = std::move(c);
   err = PostSend(buf, count, type, dest, tag, mode, r, kFn);
@@ -354,14 +366,13 @@ int NonblockingSend(const void* buf, int count, MPI_Datatype datatype,
                     SendMode mode, const char* fn) {
   RONDO_MPI_ENTER(fn);
   if (int e = CheckRequestOut(request, kFn)) return e;
-  int err = MPI_SUCCESS;
   CommRef c;
   TypeRef type;
-  if (!CheckSendArgs(*st, buf, count, datatype, &dest, tag, comm, kFn, &err,
-                     &c, &type))
-    return err;
-  if (mode == SendMode::kStandard &&
-      SendNow(*c, *type, buf, count, dest, tag)) {
+  bool sent;
+  int err = CheckThenSendNow(*st, buf, count, datatype, dest, tag, comm,
+                             mode, kFn, &c, &type, &sent);
+  if (err != MPI_SUCCESS) return err;
+  if (sent) {
     *request = kSentRequest;
     return MPI_SUCCESS;
   }
