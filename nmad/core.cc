@@ -691,6 +691,11 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   }
 
   // ---- receiving ----
+  // Flattened (as Session::TrySendNow and Session::Irecv): decoding,
+  // ordering, matching and completion of an arriving message inline, one
+  // function where -O2 left seven calls (docs/performance.md, "Flattened
+  // entry points").
+  [[gnu::flatten]]
   void OnPacket(int peer, int rail, const void* data,
                 size_t len) noexcept override {
     if (rail >= 0 && rail < static_cast<int>(rails.size()))
@@ -1339,6 +1344,7 @@ Status Session::Isend(int dest, int tag, const void* buf, size_t len,
   return core_->Isend(&CoreImpl::State(*this), dest, tag, buf, len, req,
                       priority);
 }
+[[gnu::flatten]]
 Status Session::TrySendNow(int dest, int tag, const void* buf,
                            size_t len) noexcept {
   return core_->TrySendNow(&CoreImpl::State(*this), dest, tag, buf, len);
@@ -1357,6 +1363,7 @@ Status Session::DynamicBroadcast(const void* buf, size_t len, int tag,
   return core_->bcasts->Start(CoreImpl::State(*this).id, buf, len, tag,
                               targets, req, error);
 }
+[[gnu::flatten]]
 Status Session::Irecv(int source, int tag, void* buf, size_t len,
                       Request& req) noexcept {
   return core_->Irecv(&CoreImpl::State(*this), source, tag, buf, len, req);

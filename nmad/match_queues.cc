@@ -5,37 +5,6 @@
 
 namespace rondo::nmad {
 
-namespace {
-
-bool Matches(int want_source, int want_tag, int peer, int tag) noexcept {
-  return (want_source == kMatchAnySource || want_source == peer) &&
-         (want_tag == kMatchAnyTag || want_tag == tag);
-}
-
-}  // namespace
-
-void MatchQueues::AfterRemove(MatchBin* b) noexcept {
-  if (b == &wild_ || b->idle || !b->empty()) return;
-  b->idle = true;
-  b->idle_next = nullptr;
-  b->idle_prev = idle_tail_;
-  if (idle_tail_ != nullptr) idle_tail_->idle_next = b;
-  else idle_head_ = b;
-  idle_tail_ = b;
-  ++idle_count_;
-}
-
-void MatchQueues::BeforeAdd(MatchBin* b) noexcept {
-  if (!b->idle) return;
-  b->idle = false;
-  if (b->idle_prev != nullptr) b->idle_prev->idle_next = b->idle_next;
-  else idle_head_ = b->idle_next;
-  if (b->idle_next != nullptr) b->idle_next->idle_prev = b->idle_prev;
-  else idle_tail_ = b->idle_prev;
-  b->idle_prev = b->idle_next = nullptr;
-  --idle_count_;
-}
-
 void MatchQueues::Reserve(size_t n) {
   bins_.reserve(n);
   // Placeholder keys have the top bit set: a real key's source is >= 0, so
@@ -50,9 +19,7 @@ void MatchQueues::Reserve(size_t n) {
   }
 }
 
-MatchBin* MatchQueues::BinFor(int source, int tag) {
-  const uint64_t key = Key(source, tag);
-  if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
+MatchBin* MatchQueues::BinForSlow(uint64_t key) {
   MatchBin* b;
   if (auto it = bins_.find(key); it != bins_.end()) {
     b = &it->second;
@@ -73,58 +40,12 @@ MatchBin* MatchQueues::BinFor(int source, int tag) {
   return last_bin_ = b;
 }
 
-MatchBin* MatchQueues::FindBin(int source, int tag) noexcept {
+MatchBin* MatchQueues::FindBinSlow(uint64_t key) noexcept {
   if (bins_.empty()) return nullptr;
-  const uint64_t key = Key(source, tag);
-  if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
   auto it = bins_.find(key);
   if (it == bins_.end()) return nullptr;
   last_key_ = key;
   return last_bin_ = &it->second;
-}
-
-void MatchQueues::Unlink(PostedReceive* r) noexcept {
-  MatchBin* b = r->bin;
-  if (r->prev != nullptr) r->prev->next = r->next;
-  else b->posted_head = r->next;
-  if (r->next != nullptr) r->next->prev = r->prev;
-  else b->posted_tail = r->prev;
-  r->prev = r->next = nullptr;
-  r->bin = nullptr;
-}
-
-void MatchQueues::Post(PostedReceive* r) {
-  const bool wild = r->source == kMatchAnySource || r->tag == kMatchAnyTag;
-  MatchBin* b = wild ? &wild_ : BinFor(r->source, r->tag);
-  BeforeAdd(b);
-  r->post_seq = next_post_++;
-  r->bin = b;
-  r->next = nullptr;
-  r->prev = b->posted_tail;
-  if (b->posted_tail != nullptr) b->posted_tail->next = r;
-  else b->posted_head = r;
-  b->posted_tail = r;
-  ++posted_;
-}
-
-PostedReceive* MatchQueues::MatchMessage(int peer, int tag,
-                                         bool peek) noexcept {
-  if (posted_ == 0) return nullptr;
-  PostedReceive* exact = nullptr;
-  if (MatchBin* b = FindBin(peer, tag)) exact = b->posted_head;
-  PostedReceive* wild = wild_.posted_head;
-  while (wild != nullptr && !Matches(wild->source, wild->tag, peer, tag))
-    wild = wild->next;
-  PostedReceive* r = exact;
-  if (wild != nullptr && (exact == nullptr || wild->post_seq < exact->post_seq))
-    r = wild;
-  if (r != nullptr && !peek) {
-    MatchBin* b = r->bin;
-    Unlink(r);
-    --posted_;
-    AfterRemove(b);
-  }
-  return r;
 }
 
 bool MatchQueues::Cancel(PostedReceive* r) noexcept {
@@ -177,9 +98,8 @@ void MatchQueues::UnlinkUnexpected(UnexpectedMessage* m) noexcept {
   AfterRemove(b);
 }
 
-UnexpectedMessage* MatchQueues::MatchReceive(int source, int tag,
-                                             bool take) noexcept {
-  if (unexpected_ == 0) return nullptr;
+UnexpectedMessage* MatchQueues::MatchReceiveSlow(int source, int tag,
+                                                 bool take) noexcept {
   UnexpectedMessage* m = nullptr;
   if (source != kMatchAnySource && tag != kMatchAnyTag) {
     if (MatchBin* b = FindBin(source, tag)) m = b->unexpected_head;

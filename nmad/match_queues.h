@@ -126,8 +126,26 @@ class MatchQueues {
     return (static_cast<uint64_t>(static_cast<uint32_t>(source)) << 32) |
            static_cast<uint32_t>(tag);
   }
-  MatchBin* BinFor(int source, int tag);
-  MatchBin* FindBin(int source, int tag) noexcept;
+  static bool Matches(int want_source, int want_tag, int peer,
+                      int tag) noexcept {
+    return (want_source == kMatchAnySource || want_source == peer) &&
+           (want_tag == kMatchAnyTag || want_tag == tag);
+  }
+  // The bin of (source, tag), made when missing / null when missing. The
+  // bin used last is found inline, the map is searched out of line.
+  MatchBin* BinFor(int source, int tag) {
+    const uint64_t key = Key(source, tag);
+    if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
+    return BinForSlow(key);
+  }
+  MatchBin* FindBin(int source, int tag) noexcept {
+    const uint64_t key = Key(source, tag);
+    if (last_bin_ != nullptr && last_key_ == key) return last_bin_;
+    return FindBinSlow(key);
+  }
+  MatchBin* BinForSlow(uint64_t key);
+  MatchBin* FindBinSlow(uint64_t key) noexcept;
+  UnexpectedMessage* MatchReceiveSlow(int source, int tag, bool take) noexcept;
   static void Unlink(PostedReceive* r) noexcept;
   void UnlinkUnexpected(UnexpectedMessage* m) noexcept;
   // Idle-list bookkeeping: after a removal from `b`, before an addition.
@@ -151,6 +169,81 @@ class MatchQueues {
   uint64_t last_key_ = 0;
   MatchBin* last_bin_ = nullptr;
 };
+
+// The message path's calls are inline (every receive posts and every
+// arrival matches: docs/performance.md, "Inlined entry points").
+
+inline void MatchQueues::AfterRemove(MatchBin* b) noexcept {
+  if (b == &wild_ || b->idle || !b->empty()) return;
+  b->idle = true;
+  b->idle_next = nullptr;
+  b->idle_prev = idle_tail_;
+  if (idle_tail_ != nullptr) idle_tail_->idle_next = b;
+  else idle_head_ = b;
+  idle_tail_ = b;
+  ++idle_count_;
+}
+
+inline void MatchQueues::BeforeAdd(MatchBin* b) noexcept {
+  if (!b->idle) return;
+  b->idle = false;
+  if (b->idle_prev != nullptr) b->idle_prev->idle_next = b->idle_next;
+  else idle_head_ = b->idle_next;
+  if (b->idle_next != nullptr) b->idle_next->idle_prev = b->idle_prev;
+  else idle_tail_ = b->idle_prev;
+  b->idle_prev = b->idle_next = nullptr;
+  --idle_count_;
+}
+
+inline void MatchQueues::Unlink(PostedReceive* r) noexcept {
+  MatchBin* b = r->bin;
+  if (r->prev != nullptr) r->prev->next = r->next;
+  else b->posted_head = r->next;
+  if (r->next != nullptr) r->next->prev = r->prev;
+  else b->posted_tail = r->prev;
+  r->prev = r->next = nullptr;
+  r->bin = nullptr;
+}
+
+inline void MatchQueues::Post(PostedReceive* r) {
+  const bool wild = r->source == kMatchAnySource || r->tag == kMatchAnyTag;
+  MatchBin* b = wild ? &wild_ : BinFor(r->source, r->tag);
+  BeforeAdd(b);
+  r->post_seq = next_post_++;
+  r->bin = b;
+  r->next = nullptr;
+  r->prev = b->posted_tail;
+  if (b->posted_tail != nullptr) b->posted_tail->next = r;
+  else b->posted_head = r;
+  b->posted_tail = r;
+  ++posted_;
+}
+
+inline PostedReceive* MatchQueues::MatchMessage(int peer, int tag,
+                                                bool peek) noexcept {
+  if (posted_ == 0) return nullptr;
+  PostedReceive* exact = nullptr;
+  if (MatchBin* b = FindBin(peer, tag)) exact = b->posted_head;
+  PostedReceive* wild = wild_.posted_head;
+  while (wild != nullptr && !Matches(wild->source, wild->tag, peer, tag))
+    wild = wild->next;
+  PostedReceive* r = exact;
+  if (wild != nullptr && (exact == nullptr || wild->post_seq < exact->post_seq))
+    r = wild;
+  if (r != nullptr && !peek) {
+    MatchBin* b = r->bin;
+    Unlink(r);
+    --posted_;
+    AfterRemove(b);
+  }
+  return r;
+}
+
+inline UnexpectedMessage* MatchQueues::MatchReceive(int source, int tag,
+                                                    bool take) noexcept {
+  if (unexpected_ == 0) return nullptr;
+  return MatchReceiveSlow(source, tag, take);
+}
 
 template <typename Pred, typename Fn>
 void MatchQueues::RemovePostedIf(Pred&& pred, Fn&& fn) {

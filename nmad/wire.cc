@@ -110,36 +110,6 @@ size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
   return size;
 }
 
-bool IsShortPacket(const void* data, size_t len) noexcept {
-  if (data == nullptr || len < 2) return false;
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  return Get<uint16_t>(p) == kShortMagic;
-}
-
-bool DecodeShort(const void* data, size_t len, ChunkView* out,
-                 std::string* why) {
-  auto fail = [why](const char* reason) {
-    if (why) *why = reason;
-    return false;
-  };
-  if (data == nullptr || len < kShortHeaderSize)
-    return fail("short packet shorter than its 16-byte header");
-  const uint8_t* base = static_cast<const uint8_t*>(data);
-  const uint8_t* p = base;
-  if (Get<uint16_t>(p) != kShortMagic) return fail("bad magic number");
-  if (Get<uint16_t>(p) != 0) return fail("short packet with flags set");
-  ChunkView* c = new (out) ChunkView{};
-  c->kind = ChunkKind::kData;
-  c->session = Get<uint32_t>(p);
-  c->seq = Get<uint32_t>(p);
-  c->tag = Get<int32_t>(p);
-  if (c->tag < 0) return fail("short packet with a negative tag");
-  c->payload = base + kShortHeaderSize;
-  c->payload_size = len - kShortHeaderSize;
-  c->msg_size = c->payload_size;
-  return true;
-}
-
 int DecodePacket(const void* data, size_t len, ChunkView* out, int max_chunks,
                  std::string* why) {
   auto fail = [why](std::string reason) {

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace rondo::nmad::wire {
@@ -99,7 +100,14 @@ size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
                         uint64_t payload_size);
 
 // True when `data` (`len` bytes) starts with the short packet's magic.
-bool IsShortPacket(const void* data, size_t len) noexcept;
+// Inline, as DecodeShort: every small message that arrives goes through
+// both (docs/performance.md, "Inlined entry points").
+inline bool IsShortPacket(const void* data, size_t len) noexcept {
+  if (data == nullptr || len < 2) return false;
+  uint16_t magic;
+  std::memcpy(&magic, data, sizeof magic);
+  return magic == kShortMagic;
+}
 // Writes a short packet header (kShortHeaderSize bytes) into `out`: the
 // magic, 16 bits of flags (0), session, seq and tag, in host order. Inline:
 // the small-message path writes it straight into a FIFO cell.
@@ -113,8 +121,31 @@ inline void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
 // Validates and decodes a short packet into `*out` (a kData chunk whose
 // payload points into the packet). Returns false with `*why` set when it
 // is malformed (too short, flags set, negative tag).
-bool DecodeShort(const void* data, size_t len, ChunkView* out,
-                 std::string* why);
+inline bool DecodeShort(const void* data, size_t len, ChunkView* out,
+                        std::string* why) {
+  auto fail = [why](const char* reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (data == nullptr || len < kShortHeaderSize)
+    return fail("short packet shorter than its 16-byte header");
+  static_assert(std::endian::native == std::endian::little);
+  uint32_t h[4];  // magic | flags << 16, session, seq, tag
+  std::memcpy(h, data, sizeof h);
+  if ((h[0] & 0xffff) != kShortMagic) return fail("bad magic number");
+  if ((h[0] >> 16) != 0) return fail("short packet with flags set");
+  const int32_t tag = static_cast<int32_t>(h[3]);
+  if (tag < 0) return fail("short packet with a negative tag");
+  ChunkView* c = new (out) ChunkView{};
+  c->kind = ChunkKind::kData;
+  c->session = h[1];
+  c->seq = h[2];
+  c->tag = tag;
+  c->payload = static_cast<const uint8_t*>(data) + kShortHeaderSize;
+  c->payload_size = len - kShortHeaderSize;
+  c->msg_size = c->payload_size;
+  return true;
+}
 
 // Validates and decodes a packet. Returns the number of chunks (>= 1), or -1
 // with `*why` set when the packet is malformed. `out` may be uninitialized
