@@ -91,7 +91,12 @@ struct RecvOp : PostedReceive {
   std::atomic<int> driver_ops{0};
   std::atomic<bool> user_done{false};
   Status worst = Status::kOk;
-  PartCompletion part_done[wire::kMaxParts];
+  // A rendezvous's parts (PostRecvPart sets each one it posts): left
+  // uninitialised, an eager receive never touches them (clearing 128 bytes
+  // was an eighth of posting a receive).
+  union {
+    PartCompletion part_done[wire::kMaxParts];
+  };
   // A truncating receive of early rendezvous data (kRtsDataPosted): the
   // part that straddles the end of the buffer lands whole here, and its
   // first scratch_len bytes are copied to scratch_dst (UCX delivers
