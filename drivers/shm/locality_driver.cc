@@ -95,7 +95,7 @@ Status LocalityDriver::Connect(int peer, std::span<const uint8_t> address) {
   Status s = remote_->Connect(peer, address.subspan(4 + n));
   if (s == Status::kOk) {
     route_[static_cast<size_t>(peer)] = remote_.get();
-    remote_used_ = true;
+    remote_used_.store(true, std::memory_order_release);
     // The remote driver may refine its estimates at Connect (UCX does).
     caps_.bandwidth_bytes_per_s = remote_->caps().bandwidth_bytes_per_s;
     caps_.latency_ns = remote_->caps().latency_ns;

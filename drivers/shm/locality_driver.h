@@ -14,6 +14,7 @@
 #ifndef RONDO_DRIVERS_SHM_LOCALITY_DRIVER_H_
 #define RONDO_DRIVERS_SHM_LOCALITY_DRIVER_H_
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -66,8 +67,14 @@ class LocalityDriver final : public Driver {
   }
   int Poll() noexcept override {
     int n = local_ ? local_->Poll() : 0;
-    if (remote_used_) n += remote_->Poll();
+    if (remote_used()) n += remote_->Poll();
     return n;
+  }
+  // Either part's (without the rail, as the contract allows): a job on one
+  // node polls only when a frame or a deferred event waits (ShmDriver).
+  bool HasWork() const noexcept override {
+    return (local_ && local_->HasWork()) ||
+           (remote_used() && remote_->HasWork());
   }
   int WakeupFd() const noexcept override { return epoll_fd_; }
   Status Arm() noexcept override;
@@ -81,7 +88,7 @@ class LocalityDriver final : public Driver {
   // The remote driver's, once it serves a peer (RemoteMemory::Reaches
   // says which: not the peers reached through shared memory).
   RemoteMemory* remote_memory() noexcept override {
-    return remote_used_ ? remote_->remote_memory() : nullptr;
+    return remote_used() ? remote_->remote_memory() : nullptr;
   }
   Driver* local() const noexcept { return local_.get(); }
   Driver* remote() const noexcept { return remote_.get(); }
@@ -96,7 +103,10 @@ class LocalityDriver final : public Driver {
   std::unique_ptr<Driver> local_, remote_;
   DriverCaps caps_;
   std::vector<Driver*> route_;  // by peer: local_, remote_ or null
-  bool remote_used_ = false;
+  bool remote_used() const noexcept {
+    return remote_used_.load(std::memory_order_acquire);
+  }
+  std::atomic<bool> remote_used_{false};  // read by HasWork, any thread
   int epoll_fd_ = -1;
 };
 

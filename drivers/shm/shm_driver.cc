@@ -121,6 +121,9 @@ Status ShmDriver::Init(std::string* error) {
   caps_.latency_ns = 200;
   const int n = segment_->local_size();
   by_local_.assign(static_cast<size_t>(n), nullptr);
+  watch_ = std::make_unique<std::atomic<const Peer*>[]>(static_cast<size_t>(n));
+  nwatch_ = static_cast<size_t>(n);
+  my_doorbell_ = &segment_->slot(options_.local).doorbell;
   bounce_.resize(std::max(options_.max_packet,
                           options_.copy_chunk + kDataHeaderBytes));
   ready_.reserve(64);
@@ -255,8 +258,10 @@ Status ShmDriver::Connect(int peer, std::span<const uint8_t> address) {
   }
   p->in = segment_->ring(local, options_.local);
   p->out = segment_->ring(options_.local, local);
+  p->published_head = &segment_->control(local, options_.local).head;
   p->connected = true;
   by_local_[static_cast<size_t>(local)] = p.get();
+  watch_[static_cast<size_t>(local)].store(p.get(), std::memory_order_release);
   return Status::kOk;
 }
 
@@ -354,6 +359,7 @@ void ShmDriver::SendControl(Peer& p, FrameType type, const void* data,
     Control c{type, len, {}};
     std::memcpy(c.bytes, data, len);
     p.controls.push_back(c);
+    deferred_.store(true, std::memory_order_relaxed);
   } catch (const std::bad_alloc&) {
     Fail(p, Status::kNoResource, "shm: out of memory queueing a control");
   }
@@ -440,6 +446,7 @@ void ShmDriver::StartRecv(Peer& p, uint64_t key, RecvOp& op,
       bytes[8] = 0;
       SendControl(p, FrameType::kFin, bytes, kFinBytes);
       ready_.push_back({op.done, done_status, n});
+      deferred_.store(true, std::memory_order_relaxed);
       recvs_.erase(id);
       return;
     }
@@ -457,6 +464,7 @@ void ShmDriver::StartRecv(Peer& p, uint64_t key, RecvOp& op,
     std::memcpy(bytes, &key, 8);
     SendControl(p, FrameType::kFin, bytes, kFinBytes);
     ready_.push_back({op.done, done_status, 0});
+    deferred_.store(true, std::memory_order_relaxed);
     recvs_.erase(id);
     return;
   }
@@ -474,6 +482,7 @@ void ShmDriver::FinishSend(uint64_t id, Status status) noexcept {
   auto it = sends_.find(id);
   if (it == sends_.end()) return;
   ready_.push_back({it->second.done, status, it->second.len});
+  deferred_.store(true, std::memory_order_relaxed);
   sends_.erase(it);
 }
 
@@ -501,6 +510,7 @@ int ShmDriver::Stream(Peer& p) noexcept {
     }
     p.streams.pop_front();
     ready_.push_back({op.done, Status::kOk, op.len});
+    deferred_.store(true, std::memory_order_relaxed);
     sends_.erase(it);
   }
   return n;
@@ -545,6 +555,7 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
         it->second.want = f.want;
         try {
           p.streams.push_back(id);
+          deferred_.store(true, std::memory_order_relaxed);
         } catch (const std::bad_alloc&) {
           Fail(p, Status::kNoResource, "shm: out of memory for a CTS");
         }
@@ -572,6 +583,7 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
         ready_.push_back({op.done,
                           op.total > op.len ? Status::kTruncated : Status::kOk,
                           op.want});
+        deferred_.store(true, std::memory_order_relaxed);
         recvs_.erase(it);
       }
       return;
@@ -665,6 +677,7 @@ void ShmDriver::Fail(Peer& p, Status status, const std::string& what) noexcept {
     (void)epoll_ctl(wake_set_fd_, EPOLL_CTL_DEL, p.pidfd, nullptr);
   try {
     failures_.push_back({p.rank, status, what});
+    deferred_.store(true, std::memory_order_relaxed);
   } catch (const std::bad_alloc&) {
   }
 }
@@ -714,10 +727,18 @@ int ShmDriver::Poll() noexcept {
   int n = 0;
   if (!HasFrames()) {
     // Nothing to read, write or deliver (the common case of a waiter's
-    // loop): one load per peer's ring, then the liveness count.
-    if (++idle_polls_ < options_.liveness_polls) return 0;
+    // loop): one load per peer's ring, then the liveness count (or the
+    // turn HasWork gave, counting the passes it answered alone).
+    deferred_.store(false, std::memory_order_relaxed);
+    if (liveness_due_.load(std::memory_order_relaxed)) {
+      liveness_due_.store(false, std::memory_order_relaxed);
+    } else if (++idle_polls_ < options_.liveness_polls) {
+      return 0;
+    }
     n = CheckLiveness();
-    return n + DeliverReady();
+    n += DeliverReady();
+    UpdateDeferred();
+    return n;
   }
   for (size_t j = 0; j < by_local_.size(); ++j) {
     Peer* p = by_local_[j];
@@ -730,7 +751,45 @@ int ShmDriver::Poll() noexcept {
   }
   if (n == 0 && ++idle_polls_ >= options_.liveness_polls) n = CheckLiveness();
   if (n > 0) idle_polls_ = 0;
-  return n + DeliverReady();
+  n += DeliverReady();
+  UpdateDeferred();
+  return n;
+}
+
+void ShmDriver::UpdateDeferred() noexcept {
+  bool more = !ready_.empty() || !failures_.empty();
+  for (size_t j = 0; !more && j < by_local_.size(); ++j) {
+    const Peer* p = by_local_[j];
+    more = p != nullptr && !p->failed &&
+           (!p->controls.empty() || !p->streams.empty());
+  }
+  deferred_.store(more, std::memory_order_relaxed);
+}
+
+bool ShmDriver::HasWork() const noexcept {
+  if (deferred_.load(std::memory_order_relaxed) ||
+      my_doorbell_->load(std::memory_order_relaxed) != 0)
+    return true;
+  const uint32_t mask = segment_->ring_cells() - 1;
+  for (size_t j = 0; j < nwatch_; ++j) {
+    const Peer* p = watch_[j].load(std::memory_order_acquire);
+    if (p == nullptr) continue;
+    // The head this rank last published: behind `head` only while another
+    // thread drains this ring (then "work" is only a wasted Poll).
+    const uint32_t h = p->published_head->load(std::memory_order_relaxed);
+    if (LoadWord(p->in[h & mask]) == Tag(h)) return true;
+  }
+  // Idle. Every liveness_polls such answers, Poll gets a turn to check
+  // that the peers live (plain load and store: a lost count between
+  // threads only moves the turn).
+  const int k = idle_checks_.load(std::memory_order_relaxed) + 1;
+  if (k < options_.liveness_polls) {
+    idle_checks_.store(k, std::memory_order_relaxed);
+    return false;
+  }
+  idle_checks_.store(0, std::memory_order_relaxed);
+  liveness_due_.store(true, std::memory_order_relaxed);
+  return true;
 }
 
 bool ShmDriver::HasFrames() const noexcept {

@@ -43,6 +43,7 @@
 #ifndef RONDO_DRIVERS_SHM_SHM_DRIVER_H_
 #define RONDO_DRIVERS_SHM_SHM_DRIVER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -105,6 +106,12 @@ class ShmDriver final : public Driver {
   Status PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
                      Completion* done) noexcept override;
   int Poll() noexcept override;
+  // False when a Poll would certainly do nothing now: no frame at any
+  // peer's ring head, nothing deferred by the last driver call, no
+  // doorbell to clear, and not yet the liveness check's turn (a waiter
+  // that skips idle Polls must still find a dead peer). Any thread, without
+  // the rail: it reads atomics only (docs/shm.md, "The idle pass").
+  bool HasWork() const noexcept override;
   // An epoll set of the doorbell socket and every local peer's pidfd: a
   // peer that exits wakes a sleeper as a doorbell does (its requests then
   // fail with kPeerFailed). The socket alone where epoll is unavailable.
@@ -161,6 +168,8 @@ class ShmDriver final : public Driver {
     uint32_t head = 0;         // consumer: cells read (peer -> this)
     uint32_t published = 0;    // consumer: last head stored
     const Cell* in = nullptr;  // consumer: the ring peer -> this
+    // consumer: where `published` is stored (HasWork reads it)
+    const std::atomic<uint32_t>* published_head = nullptr;
     Cell* out = nullptr;       // producer: the ring this -> peer
     int full_count = 0;
     std::deque<Control> controls;  // waiting for FIFO space
@@ -216,6 +225,19 @@ class ShmDriver final : public Driver {
   int wakeup_fd_ = -1;
   int wake_set_fd_ = -1;  // epoll: wakeup_fd_ + the live peers' pidfds
   int idle_polls_ = 0;
+  // For HasWork, which runs without the rail: the connected peers by
+  // local index (published once by Connect), work left in ready_,
+  // failures_, controls or streams (set after each push, recomputed by
+  // Poll), this rank's doorbell word, and the idle passes since Poll last
+  // checked liveness (liveness_due_: HasWork gave Poll that turn).
+  std::unique_ptr<std::atomic<const Peer*>[]> watch_;
+  size_t nwatch_ = 0;
+  std::atomic<bool> deferred_{false};
+  const std::atomic<uint32_t>* my_doorbell_ = nullptr;
+  mutable std::atomic<int> idle_checks_{0};
+  mutable std::atomic<bool> liveness_due_{false};
+  // Recomputes deferred_ (rail held).
+  void UpdateDeferred() noexcept;
   std::vector<std::unique_ptr<Peer>> peers_;  // by job rank
   std::vector<Peer*> by_local_;               // by local index
   std::vector<uint8_t> bounce_;

@@ -461,6 +461,86 @@ TEST_CASE("shm: Arm and the doorbell wake a sleeper", "[shm]") {
   CHECK(p.a->doorbells() == 1);
 }
 
+TEST_CASE("shm: HasWork tells an idle driver from one with work", "[shm]") {
+  Pair p(kDefaultRingCells, {.liveness_polls = 8});
+  // Idle: false, until the liveness check's turn (every 8th answer).
+  int idle = 0;
+  while (!p.b->HasWork() && idle < 100) ++idle;
+  CHECK(idle == 7);
+  p.b->Poll();  // takes the turn (and finds the peer alive)
+  CHECK_FALSE(p.b->HasWork());
+  // A frame at the ring's head, posted or written in place.
+  REQUIRE(Send(*p.a, kRankB, "one") == Status::kOk);
+  CHECK(p.b->HasWork());
+  CHECK(p.b->HasWork());  // a question, not a state change
+  p.b->Poll();
+  REQUIRE(p.sink_b.packets.size() == 1);
+  CHECK_FALSE(p.b->HasWork());
+  REQUIRE(SendInPlace(*p.a, kRankB, "two"));
+  CHECK(p.b->HasWork());
+  p.b->Poll();
+  CHECK_FALSE(p.b->HasWork());
+  // An armed doorbell is work (a Poll clears it: no ring for senders).
+  REQUIRE(p.b->Arm() == Status::kOk);
+  CHECK(p.b->HasWork());
+  p.b->Poll();
+  CHECK(p.segment->slot(1).doorbell.load() == 0);
+  CHECK_FALSE(p.b->HasWork());
+  // A completion waiting for delivery: a rendezvous whose RTS and data
+  // both arrived completes inside Poll, and the sender's side has the FIN
+  // to read; neither side is idle until both have polled.
+  std::vector<uint8_t> out(300, 7), in(300);
+  TestCompletion s, r;
+  REQUIRE(p.a->PostRdvSend(kRankB, 3, out.data(), out.size(), &s) ==
+          Status::kInProgress);
+  CHECK(p.b->HasWork());  // the RTS
+  REQUIRE(p.b->PostRdvRecv(kRankA, 3, in.data(), in.size(), &r) ==
+          Status::kInProgress);
+  REQUIRE(p.PollUntil([&] { return s.calls > 0 && r.calls > 0; }));
+  CHECK(r.status == Status::kOk);
+  CHECK(in == out);
+  CHECK_FALSE(p.a->HasWork());
+  CHECK_FALSE(p.b->HasWork());
+}
+
+TEST_CASE("shm: a waiter that only polls on HasWork finds a dead peer",
+          "[shm]") {
+  int pipefd[2];
+  REQUIRE(pipe(pipefd) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    char c;
+    (void)read(pipefd[0], &c, 1);  // until killed
+    _exit(0);
+  }
+  close(pipefd[0]);
+  std::string error;
+  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+  REQUIRE(seg.ok());
+  auto a = ShmDriver::Create(seg.value(),
+                             {.self = 0, .local = 0, .liveness_polls = 4},
+                             &error)
+               .value();
+  auto b = ShmDriver::Create(seg.value(), {.self = 1, .local = 1, .pid = child},
+                             &error)
+               .value();
+  RecordingSink sink;
+  a->SetSink(&sink, 0);
+  REQUIRE(a->Connect(1, b->LocalAddress().value()) == Status::kOk);
+  kill(child, SIGKILL);
+  int wstatus;
+  REQUIRE(waitpid(child, &wstatus, 0) == child);
+  // A waiter's loop: Poll only when HasWork says so.
+  int passes = 0;
+  for (; passes < 1000 && sink.failures.empty(); ++passes)
+    if (a->HasWork()) a->Poll();
+  REQUIRE(sink.failures.size() == 1);
+  CHECK(sink.failures[0].peer == 1);
+  CHECK(passes <= 8);
+  close(pipefd[1]);
+}
+
 TEST_CASE("shm: Close cancels what is pending", "[shm]") {
   Pair p;
   std::vector<uint8_t> buf(10);
