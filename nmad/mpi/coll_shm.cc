@@ -45,6 +45,10 @@ struct CollShm {
   size_t slot_bytes = 0;  // RONDO_COLL_SHM_BYTES rounded up to 64
   uint64_t epoch = 0;     // the last epoch this rank started
   uint64_t seen_all = 0;  // every arrive[q] >= seen_all, observed
+  // The root of the last call on this path when it was a bcast or
+  // scatter, else -1: the rank that leads the next barrier (ShmBarrier).
+  // The same on every rank (every rank makes the same calls on the path).
+  int barrier_leader = -1;
   // Packed reductions of non-contiguous types accumulate here.
   std::vector<uint8_t> scratch;
 
@@ -63,7 +67,8 @@ struct CollShm {
   std::atomic_ref<uint32_t> Doorbell(int r) const noexcept {
     return std::atomic_ref<uint32_t>(*BellWord(r));
   }
-  // The last epoch whose barrier rank 0 released (n > 2), after the flags.
+  // The last epoch whose barrier a leader released (n > 2, after a bcast
+  // or scatter: ShmBarrier), after the flags.
   std::atomic_ref<uint64_t> Release() const noexcept {
     return std::atomic_ref<uint64_t>(
         *reinterpret_cast<uint64_t*>(base + kFlagStride * n));
@@ -291,22 +296,26 @@ bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result) {
   CollShm* shm = Ready(st, comm, coll::Collective::kBarrier, 0);
   if (shm == nullptr) return false;
   const uint64_t e = ++shm->epoch;
+  const int leader = shm->n > 2 ? shm->barrier_leader : -1;
+  shm->barrier_leader = -1;
   shm->Publish(shm->Arrive(shm->rank), e);
   int failed = -1;
-  if (shm->n == 2 || shm->rank == 0) {
-    // Two ranks: each waits for the other (one hop). More: rank 0 gathers
+  if (leader < 0 || shm->rank == leader) {
+    // Every rank leaves once it sees every arrival: the last to arrive
+    // leaves at once and each of the others at its next look, so that on
+    // an oversubscribed node no rank waits for another to be scheduled
+    // after the last arrival. After a bcast or scatter, its root gathers
     // the arrivals and releases the others (MPICH's release/gather), so
-    // that it leaves first, and a bcast from it right after finds the
-    // others still leaving.
+    // that it leaves first and a repeat of that call finds its leaves
+    // still leaving (their wait is in the barrier, not in the next call).
     failed = WaitAll(st, comm, *shm, e);
-    if (failed < 0 && shm->n > 2)
-      shm->Publish(shm->Release(), e);
+    if (failed < 0 && leader >= 0) shm->Publish(shm->Release(), e);
   } else {
     std::atomic_ref<uint64_t> release = shm->Release();
     failed = Wait(st, comm, *shm, [&] {
       return release.load(std::memory_order_acquire) >= e;
     });
-    // Rank 0 released after it saw every arrival.
+    // The leader released after it saw every arrival.
     if (failed < 0) shm->seen_all = e;
   }
   *result = failed < 0 ? MPI_SUCCESS : Failed(st, comm, failed, fn);
@@ -319,6 +328,7 @@ bool ShmBcast(State& st, Comm& comm, void* buf, int count,
   CollShm* shm = Ready(st, comm, coll::Collective::kBcast, bytes);
   if (shm == nullptr) return false;
   const uint64_t e = ++shm->epoch;
+  shm->barrier_leader = root;
   const bool contiguous = type.is_contiguous();
   auto* data = static_cast<uint8_t*>(buf) + (contiguous ? type.true_lb() : 0);
   int failed = -1;
@@ -374,6 +384,7 @@ bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
                        bytes);
   if (shm == nullptr) return false;
   const uint64_t e = ++shm->epoch;
+  shm->barrier_leader = -1;
   int failed = BeginWrite(st, comm, *shm, e);
   if (failed >= 0) {
     *result = Failed(st, comm, failed, fn);
@@ -491,6 +502,7 @@ bool ShmGather(State& st, Comm& comm, const void* sendbuf, int scount,
       block);
   if (shm == nullptr) return false;
   const uint64_t e = ++shm->epoch;
+  shm->barrier_leader = -1;
   const int me = comm.rank;
   int failed = -1;
   if (all || !receiver) {
@@ -544,6 +556,7 @@ bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
   if (shm == nullptr) return false;
   // One epoch per round of `per` receivers (one round up to the budget).
   const int per = BlocksPerSlot(*shm, block);
+  shm->barrier_leader = root;
   int failed = -1;
   for (int first = 0; first < n && failed < 0; first += per) {
     const int last = std::min(n, first + per);
@@ -588,6 +601,7 @@ bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
   // In place, a later round's input would be overwritten by an earlier
   // round's output: one round only (MPI_IN_PLACE is given on every rank).
   if (in_place && per < n) return false;
+  shm->barrier_leader = -1;
   const Datatype& in_type = in_place ? rtype : *stype;
   const void* in = in_place ? recvbuf : sendbuf;
   const int in_count = in_place ? rcount : scount;

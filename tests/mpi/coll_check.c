@@ -17,7 +17,8 @@
  * nonblocking collective that uses them is in flight. Then 60 rounds of
  * back-to-back small barrier, allreduce, reduce and bcast (roots moving,
  * in place every other round, a p2p message crossing each round), and of
- * gather, allgather, scatter and alltoall around the 16 KiB edges.
+ * gather, allgather, scatter and alltoall around the 16 KiB edges; then
+ * barriers after each kind of call, a late rank looking for early leavers.
  * --quick: MPI_COMM_WORLD plus two splits, fewer counts and types.
  *
  * Data: pat() gives any int of a (source, destination, index, salt) tuple;
@@ -1771,6 +1772,96 @@ static void suite_back_to_back(Comm* c) {
   free(wide);
 }
 
+/* Who leaves a small blocking barrier first depends on the call before it
+ * (Rondo's shared-memory path: after a bcast or scatter, its root gathers
+ * the arrivals and releases the others; after anything else every rank
+ * leaves once it sees every arrival), so each kind of call is followed by
+ * a barrier that a late rank, the previous root or not, enters last: it
+ * first looks for the message every other rank sends it right after
+ * leaving, and must find none; after the barrier it gets all of them. A
+ * large bcast between (the message path) must not change the choice on
+ * any rank (a disagreement hangs). */
+#define TAG_LEFT 79
+#define EXIT_ROUNDS 12
+static void suite_barrier_exits(Comm* c) {
+  const int n = c->size, me = c->rank;
+  if (n < 2) return;
+  const int big = 5000; /* 20000 bytes: past the path's 16 KiB */
+  int* buf = ialloc((size_t)n * big);
+  for (int i = 0; i < EXIT_ROUNDS; ++i) {
+    const int salt = ++c->salt;
+    const int kind = i % 6;
+    const int root = (i / 2) % n;
+    const int late = i % 2 ? root : (root + 1) % n;
+    static const char* const kinds[6] = {"bcast", "scatter", "allreduce",
+                                         "barrier", "bcast+large bcast",
+                                         "gather"};
+    chk_context("barrier exits %s round=%d after %s root=%d late=%d",
+                c->name, i, kinds[kind], root, late);
+    int v = pat(me, 0, 0, salt), got = SENT;
+    switch (kind) {
+      case 0:
+      case 4:
+        got = me == root ? pat(root, 0, 0, salt) : SENT;
+        check_rc("MPI_Bcast", MPI_Bcast(&got, 1, MPI_INT, root, c->comm));
+        check_ll("bcast", pat(root, 0, 0, salt), got);
+        if (kind == 4) {
+          const int other = (root + 1) % n;
+          for (int j = 0; j < big; ++j)
+            buf[j] = me == other ? pat(other, 0, (size_t)j, salt) : SENT;
+          check_rc("MPI_Bcast (large)",
+                   MPI_Bcast(buf, big, MPI_INT, other, c->comm));
+          check_ll("large bcast, last int", pat(other, 0, (size_t)big - 1, salt),
+                   buf[big - 1]);
+        }
+        break;
+      case 1:
+        for (int q = 0; q < n; ++q) buf[q] = pat(root, q, 0, salt);
+        check_rc("MPI_Scatter", MPI_Scatter(buf, 1, MPI_INT, &got, 1, MPI_INT,
+                                            root, c->comm));
+        check_ll("scatter", pat(root, me, 0, salt), got);
+        break;
+      case 2: {
+        long long sum = 0, mine = spat(me, 0, salt), exp = 0;
+        for (int q = 0; q < n; ++q) exp += spat(q, 0, salt);
+        check_rc("MPI_Allreduce", MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG,
+                                                MPI_SUM, c->comm));
+        check_ll("allreduce", exp, sum);
+        break;
+      }
+      case 3:
+        check_rc("MPI_Barrier", MPI_Barrier(c->comm));
+        break;
+      default:
+        check_rc("MPI_Gather", MPI_Gather(&v, 1, MPI_INT, buf, 1, MPI_INT,
+                                          root, c->comm));
+        for (int q = 0; me == root && q < n; ++q)
+          check_ll("gather", pat(q, 0, 0, salt), buf[q]);
+        break;
+    }
+    if (me == late) {
+      int found = 0;
+      for (int k = 0; k < 5000 && !found; ++k)
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_LEFT, c->comm, &found,
+                   MPI_STATUS_IGNORE);
+      check_true("no rank left the barrier before the late rank entered",
+                 !found);
+    }
+    check_rc("MPI_Barrier", MPI_Barrier(c->comm));
+    if (me != late) {
+      MPI_Send(&salt, 1, MPI_INT, late, TAG_LEFT, c->comm);
+    } else {
+      for (int q = 1; q < n; ++q) {
+        got = SENT;
+        MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, TAG_LEFT, c->comm,
+                 MPI_STATUS_IGNORE);
+        check_ll("left-the-barrier message of this round", salt, got);
+      }
+    }
+  }
+  free(buf);
+}
+
 /* The small blocking gather, allgather, scatter and alltoall take the same
  * path (RONDO_COLL_SHM) while a block fits a rank's 16 KiB slot; scatter
  * and alltoall in rounds when the n blocks do not (an in-place alltoall
@@ -1918,6 +2009,7 @@ static void run_comm(Comm* c, int world) {
   for (int nb = 0; nb < 2; ++nb) t_barrier(c, nb);
   suite_back_to_back(c);
   suite_back_to_back_blocks(c);
+  suite_barrier_exits(c);
   if (!quick || world) suite_count(c, 70000, !quick);
   if (world) suite_mib(c);
   suite_special(c);

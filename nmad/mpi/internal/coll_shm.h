@@ -8,16 +8,20 @@
 // The segment (one per communicator, set up collectively by the first
 // of these collectives on it): for each rank r, 128 bytes
 // holding arrive[r], the last epoch r reached (written by r only), and on
-// the second line r's doorbell (a futex word); then rank 0's barrier
+// the second line r's doorbell (a futex word); then the barrier leader's
 // release word; then two data slots per rank (epoch parity),
 // RONDO_COLL_SHM_BYTES each.
 // Every call of the four is one epoch e on every rank (MPI orders the
 // collectives of a communicator), and every rank stores arrive[r] = e once
 // in each:
-//  - barrier: store, then on 2 ranks wait until every arrive[q] >= e (one
-//    hop); on more, rank 0 waits for them and stores release = e, which the
-//    others wait for (MPICH's release/gather: rank 0 leaves first, so a
-//    bcast from it right after finds the others still leaving);
+//  - barrier: store, then wait until every arrive[q] >= e (one hop: the
+//    last to arrive leaves at once, the others at their next look, so that
+//    on an oversubscribed node nobody waits for a rank to be scheduled
+//    after the last arrival); but on more than 2 ranks right after a bcast
+//    or scatter on this path, its root alone waits for them and stores
+//    release = e, which the others wait for (MPICH's release/gather: the
+//    root leaves first, so a repeat of that call finds the others still
+//    leaving). Every rank knows the last call on the path, so they agree;
 //  - allreduce: copy the input into slot(r, e), store, wait for every
 //    rank, then reduce all slots in rank order (non-commutative ops too)
 //    into the output: one flag hop, as recursive doubling on 2 ranks;
