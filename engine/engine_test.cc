@@ -417,6 +417,31 @@ TEST_CASE("quiet progress: runs pending work only while the application is "
   REQUIRE(Eventually([&] { return q.sleeping(); }));
 }
 
+TEST_CASE("quiet progress under SCHED_BATCH: the policy is the thread's "
+          "and pending work still runs", "[engine][quiet]") {
+  Probe p;
+  Task t;
+  EngineOptions options = QuietOptions();
+  options.quiet_batch = true;
+  Engine engine(options);
+  const ProgressThread& q = *engine.threads().at(0);
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+  // SCHED_BATCH needs no privilege: the thread runs under it, and the
+  // calling thread (the application) keeps its own policy.
+  CHECK(q.batch());
+  CHECK(sched_getscheduler(0) == SCHED_OTHER);
+  t.Init(&Record, &p, CpuSet::Single(q.core()));
+  engine.EnterCall();
+  engine.BeginBackground();
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  engine.ExitCall();
+  REQUIRE(Eventually([&] { return t.finished(); }));
+  CHECK(p.runs == 1);
+  CHECK(q.activations() >= 1);
+  engine.EndBackground();
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+}
+
 TEST_CASE("quiet progress: an application that keeps calling in keeps the "
           "thread out of its way", "[engine][quiet]") {
   Probe p;

@@ -122,6 +122,17 @@ std::vector<Var> MakeTable() {
          o.quiet_period_us = ParseInt(v, 10, 100000);
        },
        [](const EngineOptions& o) { return std::to_string(o.quiet_period_us); }},
+      {"RONDO_QUIET_SCHED", "normal", "normal|batch",
+       "scheduling policy of a quiet progress thread (batch: its wake-ups "
+       "wait for the computation's time slice instead of preempting it)",
+       [](EngineOptions& o, const std::string& v) {
+         if (v != "normal" && v != "batch")
+           throw std::invalid_argument("not normal or batch");
+         o.quiet_batch = v == "batch";
+       },
+       [](const EngineOptions& o) {
+         return std::string(o.quiet_batch ? "batch" : "normal");
+       }},
       {"RONDO_TIMER_CORES", "app", "app|none|<core list such as 0,2-3>",
        "cores that get a timer thread",
        [](EngineOptions& o, const std::string& v) {

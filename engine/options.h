@@ -72,6 +72,12 @@ struct EngineOptions {
   // progressing; while the application keeps calling Rondo the check period
   // doubles up to 16 times this.
   int64_t quiet_period_us = 100;
+  // RONDO_QUIET_SCHED: the quiet progress thread's scheduling policy.
+  // "batch" (SCHED_BATCH): a wake-up of the thread (a socket event) does
+  // not preempt the computation on its core; it runs when the computation's
+  // time slice ends (docs/overlap.md, "What the computing core pays").
+  // "normal" (SCHED_OTHER): it preempts at once.
+  bool quiet_batch = false;
   // RONDO_TIMER_CORES: cores with a timer thread: "app" (the application
   // core), "none", or a list such as "0,2".
   std::string timer_cores = "app";

@@ -102,6 +102,17 @@ TEST_CASE("node CPUs, quiet progress and the automatic timer",
                       Catch::Contains("RONDO_QUIET_US: '5'"));
   }
   {
+    ScopedEnv a("RONDO_QUIET_SCHED", "idle");
+    CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
+                      Catch::Contains("RONDO_QUIET_SCHED: 'idle'") &&
+                          Catch::Contains("normal|batch"));
+  }
+  {
+    ScopedEnv a("RONDO_QUIET_SCHED", "batch");
+    CHECK(EngineOptions::FromEnvironment().quiet_batch);
+  }
+  CHECK_FALSE(EngineOptions::FromEnvironment().quiet_batch);
+  {
     ScopedEnv a("RONDO_PROGRESS", "spread");
     CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
                       Catch::Contains("auto|quiet|none|bind|numa"));

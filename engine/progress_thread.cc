@@ -127,11 +127,18 @@ ProgressThread::FdSleep ProgressThread::SleepOnSources(int64_t timeout_ns) {
                       static_cast<long>(timeout_ns % 1000000000)};
     const int n = ppoll(fds_.data(), fds_.size(), &ts, nullptr);
     result = n == 0 ? FdSleep::kTimedOut : FdSleep::kWoken;
+    // Drain wake_fd_ only when it woke us: one read less per transport
+    // event. A write that lands after this ppoll (a waker that saw us
+    // asleep just before we stored kAwake) stays in the eventfd, so the
+    // next ppoll returns at once and drains it here: never lost, at worst
+    // one spurious pass.
+    if ((fds_.back().revents & POLLIN) != 0) {
+      uint64_t drained;
+      while (read(wake_fd_, &drained, sizeof drained) > 0) {
+      }
+    }
   } else if (!fds_.empty()) {
     result = FdSleep::kWoken;  // woken (or stopped) before sleeping
-  }
-  uint64_t drained;
-  while (read(wake_fd_, &drained, sizeof drained) > 0) {
   }
   sleep_word_.store(kAwake, std::memory_order_release);
   RetractSleep();
@@ -143,6 +150,13 @@ void ProgressThread::Main() {
   if (config_.bind) {
     bool ok = tree_.topology().BindThreadToCore(config_.core);
     bound_.store(ok, std::memory_order_release);
+  }
+  if (config_.batch) {
+    // This thread only (pid 0 = the caller); an unprivileged call. Where it
+    // fails the thread keeps the normal policy.
+    const sched_param param{};
+    batch_.store(sched_setscheduler(0, SCHED_BATCH, &param) == 0,
+                 std::memory_order_release);
   }
   if (on_start_) on_start_();
   switch (config_.mode) {

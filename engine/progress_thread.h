@@ -91,6 +91,9 @@ class ProgressThread {
     const std::atomic<uint64_t>* app_polls = nullptr;
     // kQuiet: the engine's signals (required).
     QuietSignals* quiet = nullptr;
+    // Run under SCHED_BATCH: the scheduler lets a woken thread wait for the
+    // running thread's time slice instead of preempting it.
+    bool batch = false;
   };
 
   // `on_start` runs first on the new thread (the engine records the
@@ -164,6 +167,9 @@ class ProgressThread {
   int tid() const { return tid_.load(std::memory_order_acquire); }
   // Whether binding to the core succeeded (false on synthetic topologies).
   bool bound() const { return bound_.load(std::memory_order_acquire); }
+  // Whether the thread runs under SCHED_BATCH (Config::batch and the call
+  // succeeded).
+  bool batch() const { return batch_.load(std::memory_order_acquire); }
 
   // How long a quiet thread sleeps on its fds at most while the application
   // computes with work pending: a safety net (rondo-info prints its cost).
@@ -216,6 +222,7 @@ class ProgressThread {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> bound_{false};
+  std::atomic<bool> batch_{false};
   std::atomic<int> tid_{0};
   alignas(64) OwnedAtomic<uint32_t> sleep_word_{kAwake};
   std::atomic<uint32_t> timer_word_{0};  // futex for interruptible periods

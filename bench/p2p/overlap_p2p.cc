@@ -505,6 +505,13 @@ int RunModeJob(const char* argv0, const cluster::ClusterPlan& plan,
   spec.timeout_s = 600;
   spec.program = SelfExe();
   spec.args = job_args;
+  // The launcher passes only what it is told to the other hosts: the
+  // RONDO_* variables of the driver's environment reach both ranks (a mode
+  // still sets its own, before the engine exists).
+  for (const auto& [k, v] : Environment())
+    if (k.rfind("RONDO_", 0) == 0 && k.rfind("RONDO_RUN_", 0) != 0 &&
+        k != "RONDO_RANK" && k != "RONDO_SIZE")
+      spec.env[k] = v;
   return RunMpiJob(spec);
 }
 
