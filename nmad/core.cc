@@ -376,10 +376,13 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       r.driver->CommitPacket(dest, total);
       return Status::kOk;
     }
-    alignas(8) uint8_t packet[wire::kShortHeaderSize + kShortMax];
-    WriteShortPacket(packet, session, q.next_seq, tag, buf, len);
-    iovec iov{packet, total};
-    const Status st = r.driver->PostPacket(dest, &iov, 1, nullptr);
+    // The header and the caller's bytes as they are: the driver gathers
+    // both (one copy of the payload, not two).
+    alignas(8) uint8_t header[wire::kShortHeaderSize];
+    wire::WriteShortHeader(header, session, q.next_seq, tag);
+    iovec iov[2] = {{header, wire::kShortHeaderSize},
+                    {const_cast<void*>(buf), len}};
+    const Status st = r.driver->PostPacket(dest, iov, len ? 2 : 1, nullptr);
     // Refused: this size is not sent at once by this rail (or its queue is
     // full); later ones this large take a buffer.
     if (st == Status::kNoResource)
