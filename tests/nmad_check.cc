@@ -642,8 +642,9 @@ void Background(Ctx& c) {
                     static_cast<unsigned long long>(t->strands()));
         if (std::getenv("NMAD_CHECK_EXPECT_FD_EVENTS") != nullptr) {
           // A transport that announces its steps (UCX over TCP): the
-          // thread slept on its fds and never fell back to polling.
-          CHECK(t->fd_sleeps() > 0);
+          // thread never fell back to polling. (It slept on its fds when
+          // it had to wait; on a loaded machine the whole message can be
+          // in the socket before its first sleep, so no sleep is needed.)
           CHECK_EQ(t->fallback_ticks(), 0u);
         }
       }
