@@ -152,7 +152,7 @@ struct TestInfo {
   std::vector<int64_t> bytes;
 };
 const TestInfo kTests[] = {
-    {"latency", {8}},
+    {"latency", {8, 1024, 65536}},
     {"bandwidth", {8, 1 << 20}},
     {"barrier", {0}},
     {"bcast_char", {8, 1 << 20}},
