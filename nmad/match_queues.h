@@ -171,7 +171,7 @@ class MatchQueues {
 };
 
 // The message path's calls are inline (every receive posts and every
-// arrival matches: docs/performance.md, "Inlined entry points").
+// arrival matches: docs/performance.md, "Flattened entry points").
 
 inline void MatchQueues::AfterRemove(MatchBin* b) noexcept {
   if (b == &wild_ || b->idle || !b->empty()) return;

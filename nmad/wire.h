@@ -101,7 +101,7 @@ size_t WriteChunkHeader(uint8_t* out, const ChunkView& c,
 
 // True when `data` (`len` bytes) starts with the short packet's magic.
 // Inline, as DecodeShort: every small message that arrives goes through
-// both (docs/performance.md, "Inlined entry points").
+// both (docs/performance.md, "Flattened entry points").
 inline bool IsShortPacket(const void* data, size_t len) noexcept {
   if (data == nullptr || len < 2) return false;
   uint16_t magic;

@@ -383,31 +383,51 @@ TEST_CASE("shm: a forged control frame is refused", "[shm]") {
         std::string::npos);
 }
 
-TEST_CASE("shm: a dead peer is reported with its rank", "[shm]") {
-  int pipefd[2];
-  REQUIRE(pipe(pipefd) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    char c;
-    (void)read(pipefd[0], &c, 1);  // until killed
-    _exit(0);
+// Rank 0 (`a`, polled by the test) and rank 1 (`b`), whose slot names a
+// forked child that waits to be killed: a stand-in for a rank that dies.
+struct DyingPeer {
+  explicit DyingPeer(int liveness_polls) {
+    REQUIRE(pipe(pipefd) == 0);
+    child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      char c;
+      (void)read(pipefd[0], &c, 1);  // until killed
+      _exit(0);
+    }
+    close(pipefd[0]);
+    std::string error;
+    auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+    REQUIRE(seg.ok());
+    a = ShmDriver::Create(seg.value(),
+                          {.self = 0, .local = 0,
+                           .liveness_polls = liveness_polls},
+                          &error)
+            .value();
+    b = ShmDriver::Create(seg.value(), {.self = 1, .local = 1, .pid = child},
+                          &error)
+            .value();
+    a->SetSink(&sink, 0);
+    REQUIRE(a->Connect(1, b->LocalAddress().value()) == Status::kOk);
   }
-  close(pipefd[0]);
-  std::string error;
-  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
-  REQUIRE(seg.ok());
-  auto a = ShmDriver::Create(seg.value(),
-                             {.self = 0, .local = 0, .liveness_polls = 1},
-                             &error)
-               .value();
-  // The peer's slot names the child process (a stand-in for a rank).
-  auto b = ShmDriver::Create(seg.value(), {.self = 1, .local = 1, .pid = child},
-                             &error)
-               .value();
+  ~DyingPeer() { close(pipefd[1]); }
+  void Kill() {
+    kill(child, SIGKILL);
+    int wstatus;
+    REQUIRE(waitpid(child, &wstatus, 0) == child);
+  }
+  int pipefd[2] = {-1, -1};
+  pid_t child = -1;
+  std::unique_ptr<ShmDriver> a, b;
   RecordingSink sink;
-  a->SetSink(&sink, 0);
-  REQUIRE(a->Connect(1, b->LocalAddress().value()) == Status::kOk);
+};
+
+TEST_CASE("shm: a dead peer is reported with its rank", "[shm]") {
+  DyingPeer d(/*liveness_polls=*/1);
+  auto& a = d.a;
+  auto& b = d.b;
+  auto& sink = d.sink;
+  const pid_t child = d.child;
   std::vector<uint8_t> buf(100);
   TestCompletion r, s;
   REQUIRE(a->PostRdvRecv(1, 4, buf.data(), buf.size(), &r) ==
@@ -422,9 +442,7 @@ TEST_CASE("shm: a dead peer is reported with its rank", "[shm]") {
   REQUIRE(sink.packets.size() == 1);
   sink.packets.clear();
   REQUIRE(Send(*b, 0, "after the poll") == Status::kOk);
-  kill(child, SIGKILL);
-  int wstatus;
-  REQUIRE(waitpid(child, &wstatus, 0) == child);
+  d.Kill();
   for (int i = 0; i < 10 && sink.failures.empty(); ++i) a->Poll();
   REQUIRE(sink.failures.size() == 1);
   CHECK(sink.failures[0].peer == 1);
@@ -436,7 +454,6 @@ TEST_CASE("shm: a dead peer is reported with its rank", "[shm]") {
   CHECK(r.status == Status::kPeerFailed);
   CHECK(s.status == Status::kPeerFailed);
   CHECK(Send(*a, 1, "x") == Status::kPeerFailed);
-  close(pipefd[1]);
 }
 
 TEST_CASE("shm: Arm and the doorbell wake a sleeper", "[shm]") {
@@ -505,40 +522,15 @@ TEST_CASE("shm: HasWork tells an idle driver from one with work", "[shm]") {
 
 TEST_CASE("shm: a waiter that only polls on HasWork finds a dead peer",
           "[shm]") {
-  int pipefd[2];
-  REQUIRE(pipe(pipefd) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    char c;
-    (void)read(pipefd[0], &c, 1);  // until killed
-    _exit(0);
-  }
-  close(pipefd[0]);
-  std::string error;
-  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
-  REQUIRE(seg.ok());
-  auto a = ShmDriver::Create(seg.value(),
-                             {.self = 0, .local = 0, .liveness_polls = 4},
-                             &error)
-               .value();
-  auto b = ShmDriver::Create(seg.value(), {.self = 1, .local = 1, .pid = child},
-                             &error)
-               .value();
-  RecordingSink sink;
-  a->SetSink(&sink, 0);
-  REQUIRE(a->Connect(1, b->LocalAddress().value()) == Status::kOk);
-  kill(child, SIGKILL);
-  int wstatus;
-  REQUIRE(waitpid(child, &wstatus, 0) == child);
+  DyingPeer d(/*liveness_polls=*/4);
+  d.Kill();
   // A waiter's loop: Poll only when HasWork says so.
   int passes = 0;
-  for (; passes < 1000 && sink.failures.empty(); ++passes)
-    if (a->HasWork()) a->Poll();
-  REQUIRE(sink.failures.size() == 1);
-  CHECK(sink.failures[0].peer == 1);
+  for (; passes < 1000 && d.sink.failures.empty(); ++passes)
+    if (d.a->HasWork()) d.a->Poll();
+  REQUIRE(d.sink.failures.size() == 1);
+  CHECK(d.sink.failures[0].peer == 1);
   CHECK(passes <= 8);
-  close(pipefd[1]);
 }
 
 TEST_CASE("shm: Close cancels what is pending", "[shm]") {
