@@ -122,6 +122,15 @@ class Driver {
     (void)peer;
     (void)len;
   }
+  // The largest packet to `peer` that PostPacket(..., nullptr) and
+  // ReservePacket refuse only for lack of room at the moment (a full FIFO),
+  // never for its size: the caller may offer every packet up to it
+  // without a completion. 0: no such promise (the caller learns what the
+  // driver accepts).
+  virtual size_t ImmediateMax(int peer) const noexcept {
+    (void)peer;
+    return 0;
+  }
   // Rendezvous send/receive of one buffer. kInProgress (then `done` is
   // called from Poll()), or an error with nothing posted (kInvalidArgument
   // for a key >= kMaxRdvKey). A receive smaller

@@ -368,8 +368,10 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // held and gate locked and idle: kOk, or kNoResource (not now: the rail
   // sends no packet this large at once, or its FIFO is full) or an error,
   // with nothing sent.
-  Status PostShortNow(Rail& r, int dest, const GateQueue& q, uint32_t session,
-                      int tag, const void* buf, size_t len) noexcept {
+  Status PostShortNow(Rail& r, const Gate& g, const GateQueue& q,
+                      uint32_t session, int tag, const void* buf,
+                      size_t len) noexcept {
+    const int dest = g.rank;
     const size_t total = wire::kShortHeaderSize + len;
     if (uint8_t* cell = r.driver->ReservePacket(dest, total)) {
       WriteShortPacket(cell, session, q.next_seq, tag, buf, len);
@@ -384,8 +386,9 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
                     {const_cast<void*>(buf), len}};
     const Status st = r.driver->PostPacket(dest, iov, len ? 2 : 1, nullptr);
     // Refused: this size is not sent at once by this rail (or its queue is
-    // full); later ones this large take a buffer.
-    if (st == Status::kNoResource)
+    // full); later ones this large take a buffer. A driver that promised
+    // the size (g.immediate_max) only had a full queue.
+    if (st == Status::kNoResource && g.immediate_max == 0)
       r.immediate_max = std::max<size_t>(total - 1, kMinImmediate);
     return st;
   }
@@ -414,8 +417,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
         GateQueue& q = QueueOf(g, *s);
         const size_t total = wire::kShortHeaderSize + len;
         Status st = Status::kNoResource;
-        if (total <= r.immediate_max)
-          st = PostShortNow(r, dest, q, s->id, tag, buf, len);
+        if (total <= (g.immediate_max ? g.immediate_max : r.immediate_max))
+          st = PostShortNow(r, g, q, s->id, tag, buf, len);
         if (st == Status::kNoResource && req != nullptr &&
             g.inflight < kMaxInflightPackets) {
           PacketBuf* b = r.GetBuf();
@@ -1579,6 +1582,9 @@ Result<std::unique_ptr<Core>> Core::Create(
                            " on rail " + std::to_string(i) + ": " +
                            std::string(engine::StatusName(s)));
     }
+    internal::Gate& gate = *c.gates.back();
+    gate.immediate_max = c.rails[static_cast<size_t>(gate.packet_rail)]
+                             ->driver->ImmediateMax(peer);
   }
   // Polling tasks, with the affinity of the creating thread's core.
   // With quiet progress, where its thread looks (the rank's application

@@ -102,6 +102,11 @@ struct Gate : FlushTarget {  // flushed by its packet rail's holder
   // Largest message sent eagerly to this rank: NmadOptions::eager_limit on
   // this node, NetEagerLimit() to another (set once by Core::Create).
   size_t eager_limit = 0;
+  // Short packets up to this size leave from the stack or in place
+  // (TrySendShort) whatever the rail learned: the packet rail's driver
+  // promised it (Driver::ImmediateMax; set once by Core::Create). 0: the
+  // rail's learned Rail::immediate_max applies.
+  size_t immediate_max = 0;
   queues::SpinLock mu;
   // The deques' freed nodes, reused (under mu; declared before them).
   strategies::BlockCache nodes;

@@ -1,24 +1,31 @@
-// The shared-memory FIFO's cells ("fast boxes") and its frame decoder.
+// The shared-memory FIFO's frames ("fast boxes") and their decoder.
 //
 // A FIFO carries frames from one producer (the sending rank) to one
-// consumer (the receiving rank) in a ring of 64-byte cells, one cache line
-// each. A frame starts with a header cell (the readiness word, the frame's
-// type, flags, cell count and payload length, then up to kHeadPayload bytes
-// of payload) and continues over consecutive cells, each a word and
-// kTailPayload bytes of payload, wrapping at the ring's end. An 8-byte
-// packet therefore travels in one line.
+// consumer (the receiving rank) in a ring of bytes (ring_bytes, a power of
+// two, made of 64-byte cache lines: Cell). A frame is an 8-byte header and
+// its payload, contiguous, padded to 8 bytes: FrameBytes(len). An 8-byte
+// MPI message (a 16-byte nmad header and its 8 bytes) takes 32 bytes, so
+// two travel in one cache line, as in Open MPI's vader fast boxes; a
+// frame's payload is one contiguous run of bytes that the consumer hands
+// on in place, without copying it out of the ring first.
 //
-// Readiness without a shared tail index: the first word of every cell is
-// the tag of the absolute cell index it was written at (Tag(), bit 30 set,
-// bit 31 set on continuation cells). The producer writes the continuation
-// cells, then the header word with a release store; the consumer reads the
-// word at its head with an acquire load. A word equal to Tag(head) is a
-// ready header; zero (a never written cell) or the tag of the previous lap
-// (Tag(head - ring_cells), header or continuation) is "nothing yet"; any
-// other word, and any header whose fields disagree (unknown type, a length
-// above the limit, a cell count that does not match the length, a
-// continuation cell with the wrong tag), is a corrupt frame: refused, never
-// trusted (ReadFrame reports why).
+// The header is one 64-bit word: the tag of the frame's absolute byte
+// position (Tag(), bit 30 set) in its low half, its type and payload
+// length in the high half. The producer writes the payload, zeroes the
+// header word of the frame that will follow, then stores this frame's
+// header with a release store; the consumer loads the header at its head
+// with an acquire load. So the word at the consumer's head is always zero
+// ("nothing yet") until the frame there is published: stale bytes of an
+// earlier lap (a payload, which may hold anything) are never at a header
+// position unless a header was published there. Any other word, and any
+// header whose fields disagree (unknown type, a length above the limit or
+// the wrong size for a control frame, a frame running past the ring's
+// end), is a corrupt frame: refused, never trusted (Explain says why).
+//
+// A frame never wraps: when it does not fit before the ring's end, a skip
+// frame fills the rest of the lap and the frame starts the next one
+// (Place). A ring of at least 2 * FrameBytes(max) bytes therefore
+// takes any frame up to `max` bytes once it is empty.
 //
 // Thread-safety: none inside one FIFO side; one producer and one consumer
 // per ring, in any two threads or processes.
@@ -35,25 +42,29 @@
 
 namespace rondo::drivers::shm {
 
+// One cache line of a ring: the unit the segment sizes rings in.
 inline constexpr size_t kCellBytes = 64;
-inline constexpr size_t kHeadBytes = 12;  // word, type, flags, ncells, len
-inline constexpr size_t kHeadPayload = kCellBytes - kHeadBytes;  // 52
-inline constexpr size_t kTailPayload = kCellBytes - 4;           // 60
+struct alignas(kCellBytes) Cell {
+  uint8_t bytes[kCellBytes];
+};
+static_assert(sizeof(Cell) == kCellBytes);
+
+inline constexpr uint32_t kFrameHeader = 8;
 // The largest packet, and frame payload (a packet plus a data frame's
 // header): nmad's largest max_packet.
 inline constexpr uint32_t kMaxPacket = 1u << 20;
 inline constexpr uint32_t kMaxFramePayload = kMaxPacket + 16;
 
-struct alignas(kCellBytes) Cell {
-  uint32_t word;  // Tag(index) | kContinuation on continuation cells
-  uint8_t body[kCellBytes - 4];
-};
-static_assert(sizeof(Cell) == kCellBytes);
+// The ring bytes a frame of `len` payload bytes takes (header, payload,
+// padding to 8 bytes).
+inline constexpr uint32_t FrameBytes(uint32_t len) noexcept {
+  return kFrameHeader + ((len + 7u) & ~7u);
+}
 
 inline constexpr uint32_t kTagBit = uint32_t{1} << 30;
-inline constexpr uint32_t kContinuation = uint32_t{1} << 31;
-inline constexpr uint32_t Tag(uint32_t index) noexcept {
-  return kTagBit | (index & (kTagBit - 1));
+// The tag of the header at absolute byte position `pos` (a multiple of 8).
+inline constexpr uint32_t Tag(uint32_t pos) noexcept {
+  return kTagBit | ((pos >> 3) & (kTagBit - 1));
 }
 
 enum class FrameType : uint8_t {
@@ -62,15 +73,13 @@ enum class FrameType : uint8_t {
   kCts = 3,     // CMA refused: send `want` bytes through the FIFO
   kData = 4,    // key, offset, then payload (the copy path)
   kFin = 5,     // the receiver has read the data (CMA path): key, status
+  kSkip = 6,    // the rest of the lap is unused: go to the next one
 };
 
-// Cells a frame of `len` payload bytes takes.
-inline constexpr uint32_t CellsFor(uint32_t len) noexcept {
-  return len <= kHeadPayload
-             ? 1
-             : 1 + static_cast<uint32_t>((len - kHeadPayload + kTailPayload -
-                                          1) /
-                                         kTailPayload);
+inline constexpr uint64_t HeaderWord(uint32_t pos, FrameType type,
+                                     uint32_t len) noexcept {
+  return uint64_t{Tag(pos)} | (uint64_t{len} << 32) |
+         (uint64_t{static_cast<uint8_t>(type)} << 56);
 }
 
 // The control frames' payloads (little-endian host order: both ends are
@@ -91,80 +100,135 @@ struct FinFrame {
 inline constexpr size_t kRtsBytes = 24, kCtsBytes = 16, kDataHeaderBytes = 16,
                         kFinBytes = 9;
 
-struct FrameRead {
-  enum Kind { kEmpty, kFrame, kCorrupt } kind = kEmpty;
-  FrameType type = FrameType::kPacket;
-  uint32_t len = 0;     // payload bytes, copied to the caller's bounce buffer
-  uint32_t ncells = 0;  // cells to advance the head by
-  std::string why;      // kCorrupt: what was wrong
+// Whether a frame of this type may carry `len` payload bytes.
+inline constexpr bool FrameSizeOk(FrameType type, uint32_t len) noexcept {
+  switch (type) {
+    case FrameType::kPacket:
+    case FrameType::kSkip:
+      return true;
+    case FrameType::kRts:
+      return len == kRtsBytes;
+    case FrameType::kCts:
+      return len == kCtsBytes;
+    case FrameType::kData:
+      return len > kDataHeaderBytes;
+    case FrameType::kFin:
+      return len == kFinBytes;
+  }
+  return false;
+}
+
+inline uint64_t LoadHeader(const uint8_t* ring, uint32_t ring_bytes,
+                           uint32_t pos) noexcept {
+  // atomic_ref needs a mutable object; this only loads.
+  auto* w = reinterpret_cast<uint64_t*>(
+      const_cast<uint8_t*>(ring + (pos & (ring_bytes - 1))));
+  return std::atomic_ref<uint64_t>(*w).load(std::memory_order_acquire);
+}
+
+// A frame found at the consumer's head: its type, payload (in the ring, at
+// `data`, 8-byte aligned) and the ring bytes to advance by (a skip frame's
+// `bytes` reaches the next lap).
+struct Frame {
+  FrameType type;
+  uint32_t len;
+  uint32_t bytes;
+  const uint8_t* data;
 };
+enum class Peek : uint8_t { kEmpty, kFrame, kCorrupt };
 
-// Reads the frame at absolute index `head` of `ring` (`ring_cells` cells, a
-// power of two), copying its payload to `bounce` (at least `max_len`
-// bytes). Frames longer than `max_len` or whose control payload has the
-// wrong size are corrupt. Never reads outside ring[0, ring_cells) nor
-// writes outside bounce[0, max_len).
-FrameRead ReadFrame(const Cell* ring, uint32_t ring_cells, uint32_t head,
-                    uint32_t max_len, uint8_t* bounce);
+// Looks at absolute position `head` (a multiple of 8) of `ring` (`ring_bytes`
+// bytes, a power of two): kEmpty when nothing is published there yet, kFrame
+// (with *f) for a well-formed frame of at most `max_len` bytes, kCorrupt
+// otherwise (Explain says why). Reads the header word once: the payload's bytes
+// are the peer's to get right (a packet's reader validates them), its length
+// and place are not. Never points outside ring[0, ring_bytes).
+inline Peek PeekFrame(const uint8_t* ring, uint32_t ring_bytes, uint32_t head,
+                      uint32_t max_len, Frame* f) noexcept {
+  const uint64_t h = LoadHeader(ring, ring_bytes, head);
+  if (h == 0) return Peek::kEmpty;
+  const uint32_t off = head & (ring_bytes - 1);
+  const uint32_t len = static_cast<uint32_t>(h >> 32) & 0xffffffu;
+  const auto type = static_cast<FrameType>(h >> 56);
+  const uint32_t bytes = FrameBytes(len);
+  if (static_cast<uint32_t>(h) != Tag(head) || bytes > ring_bytes - off)
+      [[unlikely]]
+    return Peek::kCorrupt;
+  if (type == FrameType::kSkip) [[unlikely]] {
+    if (off == 0 || off + bytes != ring_bytes) return Peek::kCorrupt;
+  } else if (len > max_len || static_cast<uint8_t>(type) < 1 ||
+             static_cast<uint8_t>(type) > 5 || !FrameSizeOk(type, len))
+      [[unlikely]] {
+    return Peek::kCorrupt;
+  }
+  f->type = type;
+  f->len = len;
+  f->bytes = bytes;
+  f->data = ring + off + kFrameHeader;
+  return Peek::kFrame;
+}
 
-// Writes a frame of `len` bytes gathered from `iov` at absolute index
-// `tail` (the caller made sure CellsFor(len) cells are free): continuation
-// cells first, the header word last with a release store. Returns the
-// cells used.
-uint32_t WriteFrame(Cell* ring, uint32_t ring_cells, uint32_t tail,
+// Why the frame at `head` is refused (PeekFrame said kCorrupt).
+std::string Explain(const uint8_t* ring, uint32_t ring_bytes, uint32_t head,
+                    uint32_t max_len);
+
+// Where a frame of `len` bytes goes when the producer's tail is `tail`:
+// at `at` (tail, or the next lap's start after a skip frame), taking
+// `need` ring bytes counted from tail (the skip, the frame, and the next
+// header word it zeroes), which must be free.
+struct Placement {
+  uint32_t at;
+  uint32_t need;
+};
+inline Placement Place(uint32_t ring_bytes, uint32_t tail,
+                       uint32_t len) noexcept {
+  const uint32_t off = tail & (ring_bytes - 1);
+  const uint32_t bytes = FrameBytes(len);
+  if (bytes <= ring_bytes - off) return {tail, bytes + kFrameHeader};
+  const uint32_t skip = ring_bytes - off;
+  return {tail + skip, skip + bytes + kFrameHeader};
+}
+
+// The payload of the frame placed at `at`.
+inline uint8_t* FramePayload(uint8_t* ring, uint32_t ring_bytes,
+                             uint32_t at) noexcept {
+  return ring + (at & (ring_bytes - 1)) + kFrameHeader;
+}
+
+// Publishes the frame whose payload is written at FramePayload(at): zeroes
+// the next frame's header word, stores this header (release), then the
+// skip frame at `tail` when the frame starts the next lap. Returns the new
+// tail.
+inline uint32_t PublishFrame(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
+                             uint32_t at, FrameType type,
+                             uint32_t len) noexcept {
+  const uint32_t mask = ring_bytes - 1;
+  const uint32_t next = at + FrameBytes(len);
+  auto word = [&](uint32_t pos) -> std::atomic_ref<uint64_t> {
+    return std::atomic_ref<uint64_t>(
+        *reinterpret_cast<uint64_t*>(ring + (pos & mask)));
+  };
+  word(next).store(0, std::memory_order_relaxed);
+  word(at).store(HeaderWord(at, type, len), std::memory_order_release);
+  if (at != tail)
+    word(tail).store(
+        HeaderWord(tail, FrameType::kSkip, at - tail - kFrameHeader),
+        std::memory_order_release);
+  return next;
+}
+
+// Writes a frame of `len` bytes gathered from `iov` where Place(ring_bytes,
+// tail, len) puts it (the caller made sure its `need` bytes are free) and
+// publishes it. Returns the new tail.
+uint32_t WriteFrame(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
                     FrameType type, const iovec* iov, int iovcnt,
                     uint32_t len) noexcept;
-
-// A one-cell frame written in place: its payload (len <= kHeadPayload
-// bytes) is at HeadPayload(c); PublishHead writes the header and then, with
-// a release store, the word of absolute index `index`.
-inline uint8_t* HeadPayload(Cell& c) noexcept {
-  return c.body + (kHeadBytes - 4);
-}
-inline const uint8_t* HeadPayload(const Cell& c) noexcept {
-  return c.body + (kHeadBytes - 4);
-}
-inline void PublishHead(Cell& c, uint32_t index, FrameType type,
-                        uint32_t len) noexcept {
-  // The header cell.cc reads: type, flags 0, ncells 1 (16-bit), len.
-  uint8_t h[kHeadBytes - 4] = {static_cast<uint8_t>(type), 0, 1, 0};
-  std::memcpy(h + 4, &len, 4);
-  std::memcpy(c.body, h, sizeof h);
-  std::atomic_ref<uint32_t>(c.word).store(Tag(index),
-                                          std::memory_order_release);
-}
 
 // Control payload decoders: false when `len` is not the frame's size.
 bool DecodeRts(const uint8_t* p, uint32_t len, RtsFrame* out) noexcept;
 bool DecodeCts(const uint8_t* p, uint32_t len, CtsFrame* out) noexcept;
 bool DecodeData(const uint8_t* p, uint32_t len, DataHeader* out) noexcept;
 bool DecodeFin(const uint8_t* p, uint32_t len, FinFrame* out) noexcept;
-
-// Loads and stores of a cell's word, shared between processes.
-inline uint32_t LoadWord(const Cell& c) noexcept {
-  // atomic_ref needs a mutable object; this only loads.
-  return std::atomic_ref<uint32_t>(const_cast<uint32_t&>(c.word))
-      .load(std::memory_order_acquire);
-}
-
-// A ready one-cell packet frame at absolute index `head` (the common small
-// message): its payload length in *len (<= kHeadPayload), read once, so a
-// consumer may hand HeadPayload(c) to the packet's reader in place, without
-// the copy ReadFrame makes. False for anything else (not ready, another
-// type, several cells, a corrupt header): ReadFrame then says which.
-inline bool PeekPacketCell(const Cell& c, uint32_t head,
-                           uint32_t* len) noexcept {
-  if (LoadWord(c) != Tag(head)) return false;
-  uint8_t h[kHeadBytes - 4];
-  std::memcpy(h, c.body, sizeof h);
-  uint32_t n;
-  std::memcpy(&n, h + 4, 4);
-  if (h[0] != static_cast<uint8_t>(FrameType::kPacket) || h[1] != 0 ||
-      h[2] != 1 || h[3] != 0 || n > kHeadPayload)
-    return false;
-  *len = n;
-  return true;
-}
 
 }  // namespace rondo::drivers::shm
 

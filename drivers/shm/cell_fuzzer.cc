@@ -1,14 +1,16 @@
-// libFuzzer target for the shm cell decoder (drivers/shm/cell.h).
+// libFuzzer target for the shm frame decoder (drivers/shm/cell.h).
 //
-// The input is a ring of cells as a peer could have left it in shared
-// memory (the first 4 bytes choose the consumer's head, the rest fills a
-// ring of 64 cells). ReadFrame is run from that head the way the driver
-// does, advancing over every frame it accepts, and must
-//   - never read outside the ring nor write outside the bounce buffer
-//     (left to ASan: both are exact-size heap blocks);
-//   - accept only frames whose type, length and cell count agree, whose
-//     continuation cells carry the right tags, and which fit the ring;
-//   - say why when it refuses one.
+// The input is a ring as a peer could have left it in shared memory (the
+// first 4 bytes choose the consumer's head, rounded down to a multiple of
+// 8; the rest fills a ring of 4 KiB). PeekFrame is run from that head the
+// way ShmDriver::Drain does, advancing over every frame it accepts, and
+// must
+//   - never hand out a payload outside the ring (every accepted payload is
+//     read whole: ASan sees a read past the exact-size heap block);
+//   - accept only frames whose tag, type and length agree, whose size
+//     suits their type, and which end inside the ring (a skip exactly at
+//     its end);
+//   - say why (Explain) when it refuses one.
 // The control decoders run on every accepted frame.
 //
 // Built as //drivers/shm:cell_fuzzer (clang, manual), by
@@ -29,59 +31,59 @@ void Check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  constexpr uint32_t kRing = 64;
+  constexpr uint32_t kRingBytes = 4096;
   constexpr uint32_t kMaxLen = 2048;
   if (size < 4) return 0;
   uint32_t head;
   std::memcpy(&head, data, 4);
-  auto ring = std::make_unique<Cell[]>(kRing);
-  std::memset(ring.get(), 0, kRing * sizeof(Cell));
-  std::memcpy(ring.get(), data + 4,
-              std::min<size_t>(size - 4, kRing * sizeof(Cell)));
-  auto bounce = std::make_unique<uint8_t[]>(kMaxLen);
-  for (int frames = 0; frames < 2 * static_cast<int>(kRing); ++frames) {
-    // The in-place reading of a one-cell packet (ShmDriver::Drain) accepts
-    // only what ReadFrame accepts, with the same length and payload.
-    uint32_t peek_len = 0;
-    const bool peeked =
-        PeekPacketCell(ring[head & (kRing - 1)], head, &peek_len);
-    FrameRead r = ReadFrame(ring.get(), kRing, head, kMaxLen, bounce.get());
-    if (peeked) {
-      Check(r.kind == FrameRead::kFrame && r.type == FrameType::kPacket &&
-            r.ncells == 1 && r.len == peek_len &&
-            std::memcmp(bounce.get(), HeadPayload(ring[head & (kRing - 1)]),
-                        peek_len) == 0);
-    }
-    if (r.kind == FrameRead::kEmpty) break;
-    if (r.kind == FrameRead::kCorrupt) {
-      Check(!r.why.empty());
+  head &= ~7u;
+  // Exactly the ring (cache-line aligned, as in the segment), nothing
+  // around it.
+  auto ring = std::make_unique<Cell[]>(kRingBytes / kCellBytes);
+  uint8_t* bytes = ring[0].bytes;
+  std::memset(bytes, 0, kRingBytes);
+  std::memcpy(bytes, data + 4, std::min<size_t>(size - 4, kRingBytes));
+  for (int frames = 0; frames < 1024; ++frames) {
+    Frame f;
+    const Peek k = PeekFrame(bytes, kRingBytes, head, kMaxLen, &f);
+    if (k == Peek::kEmpty) break;
+    if (k == Peek::kCorrupt) {
+      Check(!Explain(bytes, kRingBytes, head, kMaxLen).empty());
       break;
     }
-    Check(r.len <= kMaxLen);
-    Check(r.ncells == CellsFor(r.len) && r.ncells <= kRing);
-    const auto type = static_cast<uint8_t>(r.type);
-    Check(type >= 1 && type <= 5);
+    const uint32_t off = head & (kRingBytes - 1);
+    Check(f.data == bytes + off + kFrameHeader);
+    Check(f.bytes == FrameBytes(f.len) && off + f.bytes <= kRingBytes);
+    const auto type = static_cast<uint8_t>(f.type);
+    Check(type >= 1 && type <= 6);
+    // Touch the whole payload (ASan: inside the ring).
+    volatile uint8_t sum = 0;
+    for (uint32_t i = 0; i < f.len; ++i) sum = sum + f.data[i];
     RtsFrame rts;
     CtsFrame cts;
     DataHeader dh;
     FinFrame fin;
-    switch (r.type) {
+    switch (f.type) {
       case FrameType::kRts:
-        Check(DecodeRts(bounce.get(), r.len, &rts));
+        Check(DecodeRts(f.data, f.len, &rts));
         break;
       case FrameType::kCts:
-        Check(DecodeCts(bounce.get(), r.len, &cts));
+        Check(DecodeCts(f.data, f.len, &cts));
         break;
       case FrameType::kData:
-        Check(DecodeData(bounce.get(), r.len, &dh));
+        Check(DecodeData(f.data, f.len, &dh));
         break;
       case FrameType::kFin:
-        Check(DecodeFin(bounce.get(), r.len, &fin));
+        Check(DecodeFin(f.data, f.len, &fin));
+        break;
+      case FrameType::kSkip:
+        Check(off != 0 && off + f.bytes == kRingBytes);
         break;
       case FrameType::kPacket:
+        Check(f.len <= kMaxLen);
         break;
     }
-    head += r.ncells;
+    head += f.bytes;
   }
   return 0;
 }

@@ -1,108 +1,121 @@
 #include "drivers/shm/cell.h"
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 namespace rondo::drivers::shm {
 namespace {
 
-constexpr uint32_t kRing = 64;
+constexpr uint32_t kRingBytes = 4096;  // 64 cache lines
 
 struct Ring {
-  std::vector<Cell> cells = std::vector<Cell>(kRing, Cell{});
-  std::vector<uint8_t> bounce = std::vector<uint8_t>(kMaxFramePayload);
+  std::vector<Cell> cells = std::vector<Cell>(kRingBytes / kCellBytes, Cell{});
+  uint8_t* bytes() { return cells[0].bytes; }
+  // Writes at `tail` (room is the caller's: these tests keep it).
   uint32_t Write(uint32_t tail, FrameType type, const std::string& s) {
     iovec iov{const_cast<char*>(s.data()), s.size()};
-    return WriteFrame(cells.data(), kRing, tail, type, &iov, 1,
+    return WriteFrame(bytes(), kRingBytes, tail, type, &iov, 1,
                       static_cast<uint32_t>(s.size()));
   }
-  FrameRead Read(uint32_t head, uint32_t max_len = kMaxFramePayload) {
-    return ReadFrame(cells.data(), kRing, head, max_len, bounce.data());
+  Peek Read(uint32_t head, Frame* f, uint32_t max_len = kMaxFramePayload) {
+    return PeekFrame(bytes(), kRingBytes, head, max_len, f);
   }
-  std::string Payload(const FrameRead& r) {
-    return std::string(reinterpret_cast<char*>(bounce.data()), r.len);
+  std::string Why(uint32_t head, uint32_t max_len = kMaxFramePayload) {
+    return Explain(bytes(), kRingBytes, head, max_len);
+  }
+  void SetHeader(uint32_t pos, uint64_t h) {
+    std::memcpy(bytes() + (pos & (kRingBytes - 1)), &h, 8);
   }
 };
 
-TEST_CASE("cell: sizes", "[shm]") {
-  CHECK(CellsFor(0) == 1);
-  CHECK(CellsFor(8) == 1);
-  CHECK(CellsFor(52) == 1);
-  CHECK(CellsFor(53) == 2);
-  CHECK(CellsFor(112) == 2);
-  CHECK(CellsFor(113) == 3);
-  CHECK(Tag(0) != 0);
-  CHECK(Tag(5) != Tag(5 - kRing));
+std::string Payload(const Frame& f) {
+  return std::string(reinterpret_cast<const char*>(f.data), f.len);
 }
 
-TEST_CASE("cell: frames round-trip, also across the ring's end", "[shm]") {
+TEST_CASE("cell: sizes and placement", "[shm]") {
+  CHECK(FrameBytes(0) == 8);
+  CHECK(FrameBytes(1) == 16);
+  CHECK(FrameBytes(8) == 16);
+  CHECK(FrameBytes(24) == 32);  // an 8-byte MPI message: two to a line
+  CHECK(FrameBytes(25) == 40);
+  CHECK(Tag(0) != 0);
+  CHECK(Tag(8) != Tag(16));
+  // Fits before the end: the frame and the next header word.
+  CHECK(Place(kRingBytes, 0, 24).at == 0);
+  CHECK(Place(kRingBytes, 0, 24).need == 40);
+  CHECK(Place(kRingBytes, kRingBytes - 32, 24).at == kRingBytes - 32);
+  CHECK(Place(kRingBytes, kRingBytes - 32, 24).need == 40);
+  // Does not: a skip to the next lap first.
+  const Placement p = Place(kRingBytes, 3 * kRingBytes - 16, 24);
+  CHECK(p.at == 3 * kRingBytes);
+  CHECK(p.need == 16 + 32 + 8);
+}
+
+TEST_CASE("cell: frames round-trip in place, also across laps", "[shm]") {
   Ring r;
   uint32_t tail = 0, head = 0;
-  CHECK(r.Read(head).kind == FrameRead::kEmpty);
-  // Several laps with sizes that straddle the end at different cells.
-  for (int i = 0; i < 200; ++i) {
+  Frame f;
+  CHECK(r.Read(head, &f) == Peek::kEmpty);
+  // Several laps with sizes that reach the end at different offsets.
+  int skips = 0;
+  for (int i = 0; i < 400; ++i) {
     std::string s(static_cast<size_t>(i * 37 % 700), '\0');
     for (size_t k = 0; k < s.size(); ++k)
       s[k] = static_cast<char>(i + static_cast<int>(k));
-    tail += r.Write(tail, FrameType::kPacket, s);
-    FrameRead f = r.Read(head);
-    REQUIRE(f.kind == FrameRead::kFrame);
-    CHECK(f.type == FrameType::kPacket);
-    CHECK(f.ncells == CellsFor(static_cast<uint32_t>(s.size())));
-    CHECK(r.Payload(f) == s);
-    head += f.ncells;
-    CHECK(head == tail);
-    CHECK(r.Read(head).kind == FrameRead::kEmpty);  // the previous lap's
-  }
-}
-
-TEST_CASE("cell: a frame written in place reads as WriteFrame's", "[shm]") {
-  Ring r;
-  // At the ring's last cell, on the second lap: the word carries the lap.
-  for (uint32_t index : {0u, kRing - 1, 2 * kRing + 5}) {
-    for (uint32_t len : {0u, 8u, static_cast<uint32_t>(kHeadPayload)}) {
-      Cell& c = r.cells[index % kRing];
-      std::memset(&c, 0xab, sizeof c);  // whatever an earlier lap left
-      std::string msg(len, 'x');
-      for (uint32_t i = 0; i < len; ++i) msg[i] = static_cast<char>('a' + i % 26);
-      std::memcpy(HeadPayload(c), msg.data(), len);
-      PublishHead(c, index, FrameType::kPacket, len);
-      uint32_t peek = 999;
-      CHECK(PeekPacketCell(c, index, &peek));
-      CHECK(peek == len);
-      CHECK(std::memcmp(HeadPayload(static_cast<const Cell&>(c)), msg.data(),
-                        len) == 0);
-      CHECK_FALSE(PeekPacketCell(c, index + 1, &peek));  // not this index
-      FrameRead f = r.Read(index);
-      REQUIRE(f.kind == FrameRead::kFrame);
-      CHECK(f.type == FrameType::kPacket);
-      CHECK(f.ncells == 1);
-      CHECK(r.Payload(f) == msg);
+    const Placement at =
+        Place(kRingBytes, tail, static_cast<uint32_t>(s.size()));
+    skips += at.at != tail;
+    tail = r.Write(tail, FrameType::kPacket, s);
+    CHECK(tail == at.at + FrameBytes(static_cast<uint32_t>(s.size())));
+    REQUIRE(r.Read(head, &f) == Peek::kFrame);
+    if (f.type == FrameType::kSkip) {
+      CHECK(f.len == at.at - head - 8);
+      head += f.bytes;
+      CHECK((head & (kRingBytes - 1)) == 0);
+      REQUIRE(r.Read(head, &f) == Peek::kFrame);
     }
+    CHECK(f.type == FrameType::kPacket);
+    CHECK(f.bytes == FrameBytes(static_cast<uint32_t>(s.size())));
+    CHECK(reinterpret_cast<uintptr_t>(f.data) % 8 == 0);
+    CHECK(Payload(f) == s);
+    head += f.bytes;
+    CHECK(head == tail);
+    // The next header was zeroed before this one was published, whatever
+    // an earlier lap left there.
+    CHECK(r.Read(head, &f) == Peek::kEmpty);
   }
+  CHECK(skips > 10);
 }
 
-TEST_CASE("cell: only a ready one-cell packet is read in place", "[shm]") {
+TEST_CASE("cell: a payload written in place reads as WriteFrame's", "[shm]") {
   Ring r;
-  uint32_t len = 0;
-  CHECK_FALSE(PeekPacketCell(r.cells[0], 0, &len));  // never written
-  r.Write(0, FrameType::kPacket, std::string(kHeadPayload + 1, 'p'));
-  CHECK_FALSE(PeekPacketCell(r.cells[0], 0, &len));  // two cells
-  r.Write(2, FrameType::kRts, std::string(kRtsBytes, 'r'));
-  CHECK_FALSE(PeekPacketCell(r.cells[2], 2, &len));  // not a packet
-  r.Write(3, FrameType::kPacket, "ok");
-  CHECK(PeekPacketCell(r.cells[3], 3, &len));
-  CHECK(len == 2);
-  r.cells[3].body[1] = 1;  // flags set: refused here, ReadFrame says why
-  CHECK_FALSE(PeekPacketCell(r.cells[3], 3, &len));
-  r.Write(4, FrameType::kPacket, "ok");
-  const uint32_t too_long = kHeadPayload + 1;
-  std::memcpy(r.cells[4].body + 4, &too_long, 4);  // one cell, long length
-  CHECK_FALSE(PeekPacketCell(r.cells[4], 4, &len));
-  CHECK(r.Read(4).kind == FrameRead::kCorrupt);
+  std::memset(r.bytes(), 0xab, kRingBytes);  // whatever an earlier lap left
+  r.SetHeader(kRingBytes - 16, 0);           // the consumer's head: nothing
+  for (uint32_t len : {0u, 8u, 52u, 1000u}) {
+    uint32_t tail = kRingBytes - 16;
+    const Placement at = Place(kRingBytes, tail, len);
+    std::string msg(len, 'x');
+    for (uint32_t i = 0; i < len; ++i) msg[i] = static_cast<char>('a' + i % 26);
+    std::memcpy(FramePayload(r.bytes(), kRingBytes, at.at), msg.data(), len);
+    tail = PublishFrame(r.bytes(), kRingBytes, tail, at.at, FrameType::kPacket,
+                        len);
+    Frame f;
+    uint32_t head = kRingBytes - 16;
+    REQUIRE(r.Read(head, &f) == Peek::kFrame);
+    if (f.type == FrameType::kSkip) {
+      head += f.bytes;
+      REQUIRE(r.Read(head, &f) == Peek::kFrame);
+    }
+    CHECK(f.type == FrameType::kPacket);
+    CHECK(Payload(f) == msg);
+    CHECK(head + f.bytes == tail);
+    CHECK(r.Read(tail, &f) == Peek::kEmpty);
+    // Reset for the next size: the same head, nothing published there.
+    std::memset(r.bytes(), 0xab, kRingBytes);
+    r.SetHeader(kRingBytes - 16, 0);
+  }
 }
 
 TEST_CASE("cell: control frames decode", "[shm]") {
@@ -110,67 +123,57 @@ TEST_CASE("cell: control frames decode", "[shm]") {
   RtsFrame rts{7, 0x1234, 1 << 20};
   std::string s(reinterpret_cast<char*>(&rts), kRtsBytes);
   r.Write(0, FrameType::kRts, s);
-  FrameRead f = r.Read(0);
-  REQUIRE(f.kind == FrameRead::kFrame);
+  Frame f;
+  REQUIRE(r.Read(0, &f) == Peek::kFrame);
   RtsFrame out;
-  REQUIRE(DecodeRts(r.bounce.data(), f.len, &out));
+  REQUIRE(DecodeRts(f.data, f.len, &out));
   CHECK(out.key == 7);
   CHECK(out.addr == 0x1234);
   CHECK(out.len == 1 << 20);
-  CHECK_FALSE(DecodeCts(r.bounce.data(), f.len, nullptr));
-  CHECK_FALSE(DecodeFin(r.bounce.data(), f.len, nullptr));
+  CHECK_FALSE(DecodeCts(f.data, f.len, nullptr));
+  CHECK_FALSE(DecodeFin(f.data, f.len, nullptr));
 }
 
 TEST_CASE("cell: corrupt frames are refused with a reason", "[shm]") {
   Ring r;
-  r.Write(0, FrameType::kPacket, std::string(200, 'x'));
-  SECTION("a word that is neither ready nor stale") {
-    r.cells[0].word = 0x12345678;
-    FrameRead f = r.Read(0);
-    CHECK(f.kind == FrameRead::kCorrupt);
-    CHECK(f.why.find("0x12345678") != std::string::npos);
+  r.Write(64, FrameType::kPacket, std::string(200, 'x'));
+  Frame f;
+  SECTION("a header without its position's tag") {
+    r.SetHeader(64, HeaderWord(72, FrameType::kPacket, 200));
+    CHECK(r.Read(64, &f) == Peek::kCorrupt);
+    CHECK(r.Why(64).find("does not carry the tag") != std::string::npos);
+    // An earlier lap's tag is refused too: it can never be at a head.
+    r.SetHeader(64, HeaderWord(64 - kRingBytes, FrameType::kPacket, 200));
+    CHECK(r.Read(64, &f) == Peek::kCorrupt);
   }
   SECTION("an unknown type") {
-    r.cells[0].body[0] = 9;
-    FrameRead f = r.Read(0);
-    CHECK(f.kind == FrameRead::kCorrupt);
-    CHECK(f.why.find("unknown frame type 9") != std::string::npos);
+    r.SetHeader(64, HeaderWord(64, static_cast<FrameType>(9), 200));
+    CHECK(r.Read(64, &f) == Peek::kCorrupt);
+    CHECK(r.Why(64).find("unknown frame type 9") != std::string::npos);
   }
   SECTION("a length above the limit") {
-    FrameRead f = r.Read(0, 100);
-    CHECK(f.kind == FrameRead::kCorrupt);
-    CHECK(f.why.find("above the limit 100") != std::string::npos);
+    CHECK(r.Read(64, &f, 100) == Peek::kCorrupt);
+    CHECK(r.Why(64, 100).find("above the limit 100") != std::string::npos);
   }
-  SECTION("a length that does not match the cell count") {
-    uint32_t len = 1000;
-    std::memcpy(r.cells[0].body + 4, &len, 4);
-    FrameRead f = r.Read(0);
-    CHECK(f.kind == FrameRead::kCorrupt);
-    CHECK(f.why.find("cells for 1000 bytes") != std::string::npos);
+  SECTION("a frame running past the ring's end") {
+    r.SetHeader(64, HeaderWord(64, FrameType::kPacket, kRingBytes - 64));
+    CHECK(r.Read(64, &f) == Peek::kCorrupt);
+    CHECK(r.Why(64).find("runs past the ring's end") != std::string::npos);
   }
-  SECTION("a continuation cell with the wrong tag") {
-    r.cells[2].word = Tag(7) | kContinuation;
-    FrameRead f = r.Read(0);
-    CHECK(f.kind == FrameRead::kCorrupt);
-    CHECK(f.why.find("cell 2 of the frame at 0") != std::string::npos);
+  SECTION("a skip that does not reach the end, or starts a lap") {
+    r.SetHeader(64, HeaderWord(64, FrameType::kSkip, 100));
+    CHECK(r.Read(64, &f) == Peek::kCorrupt);
+    CHECK(r.Why(64).find("skip of 100 bytes") != std::string::npos);
+    r.SetHeader(0, HeaderWord(0, FrameType::kSkip, kRingBytes - 8));
+    CHECK(r.Read(0, &f) == Peek::kCorrupt);
+    r.SetHeader(64, HeaderWord(64, FrameType::kSkip, kRingBytes - 72));
+    CHECK(r.Read(64, &f) == Peek::kFrame);  // the real thing
   }
   SECTION("a control frame of the wrong size") {
     Ring c;
     c.Write(0, FrameType::kFin, std::string(10, 'f'));
-    FrameRead f = c.Read(0);
-    CHECK(f.kind == FrameRead::kCorrupt);
-    CHECK(f.why.find("payload of 10 bytes") != std::string::npos);
-  }
-  SECTION("a frame larger than the ring") {
-    Ring c;
-    // A header claiming 100 cells in a ring of 64.
-    const uint32_t len = kHeadPayload + 99 * kTailPayload;
-    c.cells[0].word = Tag(0);
-    c.cells[0].body[0] = 1;
-    const uint16_t ncells = 100;
-    std::memcpy(c.cells[0].body + 2, &ncells, 2);
-    std::memcpy(c.cells[0].body + 4, &len, 4);
-    CHECK(c.Read(0).kind == FrameRead::kCorrupt);
+    CHECK(c.Read(0, &f) == Peek::kCorrupt);
+    CHECK(c.Why(0).find("payload of 10 bytes") != std::string::npos);
   }
 }
 

@@ -21,6 +21,6 @@ cd "$(dirname "$0")/../.."  # repository root, so that -I. finds the headers
 
 mkdir -p "$WORK/corpus" "$WORK/artifacts"
 echo "fuzzing for ${SECONDS_TO_RUN}s: $OUT $WORK/corpus"
-# 4 + 64 cells of 64 bytes: the whole ring the target reads.
+# 4 + a ring of 4 KiB: the whole input the target reads.
 "$OUT" -max_total_time="$SECONDS_TO_RUN" -max_len=4100 \
   -artifact_prefix="$WORK/artifacts/" "$WORK/corpus"

@@ -53,6 +53,10 @@ class LocalityDriver final : public Driver {
   void CommitPacket(int peer, size_t len) noexcept override {
     Route(peer)->CommitPacket(peer, len);
   }
+  size_t ImmediateMax(int peer) const noexcept override {
+    const Driver* d = Route(peer);
+    return d ? d->ImmediateMax(peer) : 0;
+  }
   Status PostRdvSend(int peer, uint64_t key, const void* buf, size_t len,
                      Completion* done) noexcept override {
     Driver* d = Route(peer);

@@ -22,6 +22,9 @@
 namespace rondo::drivers::shm {
 namespace {
 
+// Rings that take the default max_packet (RingCellsFor).
+const uint32_t kTestRingCells = RingCellsFor(ShmDriverOptions{}.max_packet);
+
 using bootstrap::InProcessBootstrap;
 using testing::RecordingSink;
 
@@ -40,7 +43,7 @@ struct RankResult {
 void RankImpl(bootstrap::Bootstrap& boot, std::shared_ptr<ShmSegment> global,
           RankResult& out) {
   const int me = boot.rank();
-  auto node = SetupNodeSegment(boot, kHosts[me], kDefaultRingCells, &out.error);
+  auto node = SetupNodeSegment(boot, kHosts[me], kTestRingCells, &out.error);
   if (!node.ok()) return;
   out.node = node.value();
   std::unique_ptr<Driver> local;
@@ -109,7 +112,7 @@ TEST_CASE("node segment: one per host, unlinked, shm inside, other across",
           "[shm]") {
   auto boots = InProcessBootstrap::MakeGroup(kRanks);
   std::string error;
-  auto global = ShmSegment::CreateAnonymous(kRanks, kDefaultRingCells, &error);
+  auto global = ShmSegment::CreateAnonymous(kRanks, kTestRingCells, &error);
   REQUIRE(global.ok());
   std::vector<RankResult> results(kRanks);
   std::vector<std::thread> threads;

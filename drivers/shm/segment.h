@@ -33,7 +33,8 @@
 namespace rondo::drivers::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x52444f4e444f5348ull;  // "HSODNODR"
-inline constexpr uint32_t kSegmentVersion = 1;
+// 2: rings of 8-byte-aligned frames (drivers/shm/cell.h), not of cells.
+inline constexpr uint32_t kSegmentVersion = 2;
 inline constexpr int kMaxLocalRanks = 1024;
 inline constexpr uint32_t kMinRingCells = 64;
 inline constexpr uint32_t kMaxRingCells = uint32_t{1} << 20;
@@ -59,7 +60,7 @@ struct alignas(kCellBytes) RankSlot {
 };
 
 struct alignas(kCellBytes) FifoControl {
-  std::atomic<uint32_t> head;  // cells consumed (written by the consumer)
+  std::atomic<uint32_t> head;  // bytes consumed (written by the consumer)
 };
 
 // The bytes a segment of this shape takes.

@@ -54,11 +54,18 @@ int PidfdOpen(int pid) {
 
 }  // namespace
 
+namespace {
+// The ring bytes that take any frame of up to `max_len` bytes once empty
+// (cell.h: a frame never wraps, a skip may precede it).
+size_t RingBytesFor(size_t max_len) {
+  return 2 * size_t{FrameBytes(static_cast<uint32_t>(max_len))};
+}
+}  // namespace
+
 uint32_t RingCellsFor(size_t max_packet) {
-  const uint32_t need =
-      2 * CellsFor(static_cast<uint32_t>(max_packet + kDataHeaderBytes));
+  const size_t need = RingBytesFor(max_packet + kDataHeaderBytes);
   uint32_t cells = kDefaultRingCells;
-  while (cells < need) cells *= 2;
+  while (size_t{cells} * kCellBytes < need) cells *= 2;
   return cells;
 }
 
@@ -92,13 +99,14 @@ Result<std::unique_ptr<ShmDriver>> ShmDriver::Create(
   if (options.copy_chunk < 1 || options.copy_chunk > (64u << 10))
     return bad("invalid copy_chunk " + std::to_string(options.copy_chunk) +
                ". Expected: 1..65536");
-  const uint32_t frame_cells = CellsFor(static_cast<uint32_t>(
-      std::max(options.max_packet, options.copy_chunk + kDataHeaderBytes)));
-  if (frame_cells > segment->ring_cells())
-    return bad("a frame of max_packet " + std::to_string(options.max_packet) +
-               " bytes takes " + std::to_string(frame_cells) +
-               " cells, more than the ring's " +
-               std::to_string(segment->ring_cells()));
+  const size_t need = RingBytesFor(
+      std::max(options.max_packet, options.copy_chunk + kDataHeaderBytes));
+  const size_t have = size_t{segment->ring_cells()} * kCellBytes;
+  if (need > have)
+    return bad("a FIFO for frames of max_packet " +
+               std::to_string(options.max_packet) + " bytes needs " +
+               std::to_string(need) + " bytes, more than the ring's " +
+               std::to_string(have) + " (RingCellsFor(max_packet) cells)");
   if (options.liveness_polls < 1)
     return bad("invalid liveness_polls " +
                std::to_string(options.liveness_polls) + ". Expected: >= 1");
@@ -119,13 +127,12 @@ Status ShmDriver::Init(std::string* error) {
   caps_.zero_copy = false;  // one copy (CMA), not zero
   caps_.bandwidth_bytes_per_s = 10e9;
   caps_.latency_ns = 200;
+  ring_bytes_ = segment_->ring_cells() * static_cast<uint32_t>(kCellBytes);
   const int n = segment_->local_size();
   by_local_.assign(static_cast<size_t>(n), nullptr);
   watch_ = std::make_unique<std::atomic<const Peer*>[]>(static_cast<size_t>(n));
   nwatch_ = static_cast<size_t>(n);
   my_doorbell_ = &segment_->slot(options_.local).doorbell;
-  bounce_.resize(std::max(options_.max_packet,
-                          options_.copy_chunk + kDataHeaderBytes));
   ready_.reserve(64);
   delivering_.reserve(64);
   if (options_.wakeup) {
@@ -172,7 +179,7 @@ void ShmDriver::PrefaultRings() noexcept {
   // is not disturbed; kernels before 5.14 refuse it and keep the lazy
   // faults.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t bytes = size_t{segment_->ring_cells()} * kCellBytes;
+  const size_t bytes = ring_bytes_;
   auto populate = [&](Cell* ring) {
     const uintptr_t begin = reinterpret_cast<uintptr_t>(ring) & ~(page - 1);
     const uintptr_t end = reinterpret_cast<uintptr_t>(ring) + bytes;
@@ -256,8 +263,8 @@ Status ShmDriver::Connect(int peer, std::span<const uint8_t> address) {
                         .head.load(std::memory_order_acquire);
     p->tail = p->head_cache;
   }
-  p->in = segment_->ring(local, options_.local);
-  p->out = segment_->ring(options_.local, local);
+  p->in = segment_->ring(local, options_.local)->bytes;
+  p->out = segment_->ring(options_.local, local)->bytes;
   p->published_head = &segment_->control(local, options_.local).head;
   p->connected = true;
   by_local_[static_cast<size_t>(local)] = p.get();
@@ -274,37 +281,38 @@ ShmDriver::Peer* ShmDriver::PeerOf(int peer) noexcept {
 // ---- sending ----
 
 bool ShmDriver::HasRoom(Peer& p, uint32_t need) noexcept {
-  const uint32_t ring_cells = segment_->ring_cells();
-  if (p.tail - p.head_cache + need <= ring_cells) [[likely]]
+  if (p.tail - p.head_cache + need <= ring_bytes_) [[likely]]
     return true;
   p.head_cache = segment_->control(options_.local, p.local)
                      .head.load(std::memory_order_acquire);
-  if (p.tail - p.head_cache + need <= ring_cells) return true;
+  if (p.tail - p.head_cache + need <= ring_bytes_) return true;
   ++fifo_full_;
   return false;
 }
 
 Status ShmDriver::TryWrite(Peer& p, FrameType type, const iovec* iov,
                            int iovcnt, uint32_t len) noexcept {
-  if (!HasRoom(p, CellsFor(len))) return Status::kNoResource;
-  p.tail += WriteFrame(p.out, segment_->ring_cells(), p.tail, type, iov,
-                       iovcnt, len);
+  if (!HasRoom(p, Place(ring_bytes_, p.tail, len).need))
+    return Status::kNoResource;
+  p.tail = WriteFrame(p.out, ring_bytes_, p.tail, type, iov, iovcnt, len);
   RingDoorbell(p);
   return Status::kOk;
 }
 
 uint8_t* ShmDriver::ReservePacket(int peer, size_t len) noexcept {
-  if (len > kHeadPayload || closed_) return nullptr;
+  if (len > caps_.max_packet || closed_) return nullptr;
   Peer* p = PeerOf(peer);
-  if (p == nullptr || p->failed || !HasRoom(*p, 1)) return nullptr;
-  return HeadPayload(p->out[p->tail & (segment_->ring_cells() - 1)]);
+  if (p == nullptr || p->failed) return nullptr;
+  const Placement at = Place(ring_bytes_, p->tail, static_cast<uint32_t>(len));
+  if (!HasRoom(*p, at.need)) return nullptr;
+  p->reserved_at = at.at;
+  return FramePayload(p->out, ring_bytes_, at.at);
 }
 
 void ShmDriver::CommitPacket(int peer, size_t len) noexcept {
   Peer& p = *peers_[static_cast<size_t>(peer)];  // reserved: connected
-  PublishHead(p.out[p.tail & (segment_->ring_cells() - 1)], p.tail,
-              FrameType::kPacket, static_cast<uint32_t>(len));
-  ++p.tail;
+  p.tail = PublishFrame(p.out, ring_bytes_, p.tail, p.reserved_at,
+                        FrameType::kPacket, static_cast<uint32_t>(len));
   RingDoorbell(p);
 }
 
@@ -603,35 +611,25 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
 }
 
 int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
-  const Cell* ring = p.in;
-  const uint32_t ring_cells = segment_->ring_cells();
+  const uint32_t max_len = static_cast<uint32_t>(
+      std::max(options_.max_packet, options_.copy_chunk + kDataHeaderBytes));
   int n = 0;
-  const uint32_t mask = ring_cells - 1;
   while (n < kDrainBudget && (!p.failed || after_death) && !p.corrupt) {
-    // A one-cell packet is read in place: the cell stays ours until the
-    // head is published below, after its handler (which cannot poll this
-    // driver again: the rail is held). Its length was read once; the
-    // packet's reader validates the bytes, as it does any packet's.
-    uint32_t len;
-    const Cell& c = ring[p.head & mask];
-    if (PeekPacketCell(c, p.head, &len)) {
-      ++p.head;
-      Handle(p, FrameType::kPacket, HeadPayload(c), len);
-      ++n;
-      continue;
-    }
-    FrameRead r = ReadFrame(ring, ring_cells, p.head,
-                            static_cast<uint32_t>(bounce_.size()),
-                            bounce_.data());
-    if (r.kind == FrameRead::kEmpty) break;
-    if (r.kind == FrameRead::kCorrupt) {
-      Corrupt(p, r.why);
+    // Every frame is read in place: its bytes stay ours until the head is
+    // published below, after its handler (which cannot poll this driver
+    // again: the rail is held). Its header was read once; a packet's
+    // reader validates the packet's bytes, as it does any packet's.
+    Frame f;
+    const Peek k = PeekFrame(p.in, ring_bytes_, p.head, max_len, &f);
+    if (k == Peek::kEmpty) break;
+    if (k == Peek::kCorrupt) [[unlikely]] {
+      Corrupt(p, Explain(p.in, ring_bytes_, p.head, max_len));
       break;
     }
-    // Consumed before the handler runs: the bounce buffer holds the frame,
-    // and a handler that posts to this peer sees a consistent FIFO.
-    p.head += r.ncells;
-    Handle(p, r.type, bounce_.data(), r.len);
+    p.head += f.bytes;
+    if (f.type == FrameType::kSkip) [[unlikely]]
+      continue;
+    Handle(p, f.type, f.data, f.len);
     ++n;
   }
   if (p.head != p.published) {
@@ -770,14 +768,15 @@ bool ShmDriver::HasWork() const noexcept {
   if (deferred_.load(std::memory_order_relaxed) ||
       my_doorbell_->load(std::memory_order_relaxed) != 0)
     return true;
-  const uint32_t mask = segment_->ring_cells() - 1;
   for (size_t j = 0; j < nwatch_; ++j) {
     const Peer* p = watch_[j].load(std::memory_order_acquire);
     if (p == nullptr) continue;
     // The head this rank last published: behind `head` only while another
     // thread drains this ring (then "work" is only a wasted Poll).
     const uint32_t h = p->published_head->load(std::memory_order_relaxed);
-    if (LoadWord(p->in[h & mask]) == Tag(h)) return true;
+    // Zero until a frame is published there (a corrupt word is work too:
+    // Poll reports it).
+    if (LoadHeader(p->in, ring_bytes_, h) != 0) return true;
   }
   // Idle. Every liveness_polls such answers, Poll gets a turn to check
   // that the peers live (plain load and store: a lost count between
@@ -794,12 +793,11 @@ bool ShmDriver::HasWork() const noexcept {
 
 bool ShmDriver::HasFrames() const noexcept {
   if (!ready_.empty() || !failures_.empty()) return true;
-  const uint32_t mask = segment_->ring_cells() - 1;
   // A failed peer (a corrupt one is failed too) is neither read nor
   // written any more (Poll), so it has no work to announce.
   for (const Peer* p : by_local_) {
     if (p == nullptr || p->failed) continue;
-    if (LoadWord(p->in[p->head & mask]) == Tag(p->head) ||
+    if (LoadHeader(p->in, ring_bytes_, p->head) != 0 ||
         !p->controls.empty() || !p->streams.empty())
       return true;
   }

@@ -98,9 +98,15 @@ class ShmDriver final : public Driver {
 
   Status PostPacket(int peer, const iovec* iov, int iovcnt,
                     Completion* done) noexcept override;
-  // One cell: packets of up to kHeadPayload bytes, written in the cell.
+  // Any packet up to max_packet, written in place in the FIFO (a frame's
+  // payload is contiguous: drivers/shm/cell.h).
   uint8_t* ReservePacket(int peer, size_t len) noexcept override;
   void CommitPacket(int peer, size_t len) noexcept override;
+  // max_packet: a packet is refused only while the FIFO is full.
+  size_t ImmediateMax(int peer) const noexcept override {
+    (void)peer;
+    return caps_.max_packet;
+  }
   Status PostRdvSend(int peer, uint64_t key, const void* buf, size_t len,
                      Completion* done) noexcept override;
   Status PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
@@ -163,14 +169,16 @@ class ShmDriver final : public Driver {
     bool corrupt = false;  // its FIFO is not read any more
     int pid = 0;
     int pidfd = -1;
-    uint32_t tail = 0;         // producer: cells written (this -> peer)
+    // Absolute byte positions in the rings (drivers/shm/cell.h).
+    uint32_t tail = 0;         // producer: bytes written (this -> peer)
     uint32_t head_cache = 0;   // producer: last head seen
-    uint32_t head = 0;         // consumer: cells read (peer -> this)
+    uint32_t reserved_at = 0;  // producer: the frame ReservePacket placed
+    uint32_t head = 0;         // consumer: bytes read (peer -> this)
     uint32_t published = 0;    // consumer: last head stored
-    const Cell* in = nullptr;  // consumer: the ring peer -> this
+    const uint8_t* in = nullptr;  // consumer: the ring peer -> this
     // consumer: where `published` is stored (HasWork reads it)
     const std::atomic<uint32_t>* published_head = nullptr;
-    Cell* out = nullptr;       // producer: the ring this -> peer
+    uint8_t* out = nullptr;    // producer: the ring this -> peer
     int full_count = 0;
     std::deque<Control> controls;  // waiting for FIFO space
     std::deque<uint64_t> streams;  // sends in the copy path, in CTS order
@@ -185,7 +193,7 @@ class ShmDriver final : public Driver {
   // Writes one frame to `p` if the FIFO has room (kOk) else kNoResource.
   Status TryWrite(Peer& p, FrameType type, const iovec* iov, int iovcnt,
                   uint32_t len) noexcept;
-  // Whether `need` more cells fit in the FIFO to `p` (reloads the
+  // Whether `need` more bytes fit in the FIFO to `p` (reloads the
   // consumer's head when the cached one says no).
   bool HasRoom(Peer& p, uint32_t need) noexcept;
   void RingDoorbell(Peer& p) noexcept;
@@ -218,6 +226,7 @@ class ShmDriver final : public Driver {
   std::shared_ptr<ShmSegment> segment_;
   ShmDriverOptions options_;
   DriverCaps caps_;
+  uint32_t ring_bytes_ = 0;  // each ring's size (a power of two)
   PacketSink* sink_ = nullptr;
   int rail_ = 0;
   bool closed_ = false;
@@ -240,7 +249,6 @@ class ShmDriver final : public Driver {
   void UpdateDeferred() noexcept;
   std::vector<std::unique_ptr<Peer>> peers_;  // by job rank
   std::vector<Peer*> by_local_;               // by local index
-  std::vector<uint8_t> bounce_;
   std::multimap<uint64_t, SendOp> sends_;        // by Id(peer, key)
   std::unordered_map<uint64_t, RecvOp> recvs_;   // by Id(peer, key)
   std::multimap<uint64_t, Rts> unexpected_;      // RTS before the receive
@@ -256,8 +264,9 @@ class ShmDriver final : public Driver {
            fifo_full_ = 0, doorbells_ = 0;
 };
 
-// The ring that holds two frames of `max_packet` bytes (and at least
-// kDefaultRingCells cells).
+// The ring (in 64-byte cells) that takes a frame of `max_packet` bytes
+// plus a data frame's header whenever it is empty, wherever its head is
+// (2 * FrameBytes bytes), and at least kDefaultRingCells cells.
 uint32_t RingCellsFor(size_t max_packet);
 
 // The abstract socket name of local index `local` of segment `nonce`.

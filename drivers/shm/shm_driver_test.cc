@@ -22,13 +22,16 @@
 namespace rondo::drivers::shm {
 namespace {
 
+// Rings that take the default max_packet (RingCellsFor).
+const uint32_t kTestRingCells = RingCellsFor(ShmDriverOptions{}.max_packet);
+
 using testing::RecordingSink;
 using testing::TestCompletion;
 
 constexpr int kRankA = 5, kRankB = 9;
 
 struct Pair {
-  explicit Pair(uint32_t ring_cells = kDefaultRingCells,
+  explicit Pair(uint32_t ring_cells = kTestRingCells,
                 ShmDriverOptions base = {}) {
     std::string error;
     auto seg = ShmSegment::CreateAnonymous(2, ring_cells, &error);
@@ -73,7 +76,7 @@ Status Send(ShmDriver& d, int peer, const std::string& s) {
 
 TEST_CASE("shm: set-up and bad arguments", "[shm]") {
   std::string error;
-  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+  auto seg = ShmSegment::CreateAnonymous(2, kTestRingCells, &error);
   REQUIRE(seg.ok());
   CHECK(ShmDriver::Create(seg.value(), {.self = 1, .local = 2}, &error)
             .status() == Status::kInvalidArgument);
@@ -92,7 +95,7 @@ TEST_CASE("shm: set-up and bad arguments", "[shm]") {
   REQUIRE(small.ok());
   CHECK(ShmDriver::Create(small.value(), {.self = 1, .local = 0}, &error)
             .status() == Status::kInvalidArgument);
-  CHECK(error.find("more than the ring's 64") != std::string::npos);
+  CHECK(error.find("more than the ring's 4096 ") != std::string::npos);
   CHECK(ShmSegment::CreateAnonymous(2, 100, &error).status() ==
         Status::kInvalidArgument);
   CHECK(error.find("invalid ring_cells 100") != std::string::npos);
@@ -106,7 +109,7 @@ TEST_CASE("shm: set-up and bad arguments", "[shm]") {
   CHECK(ShmDriver::Create(p.segment, {.self = 3, .local = 0}, &error)
             .status() == Status::kInvalidArgument);
   CHECK(error.find("already attached") != std::string::npos);
-  auto other = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+  auto other = ShmSegment::CreateAnonymous(2, kTestRingCells, &error);
   auto stranger = ShmDriver::Create(other.value(), {.self = 7, .local = 0},
                                     &error);
   REQUIRE(stranger.ok());
@@ -119,6 +122,7 @@ TEST_CASE("shm: set-up and bad arguments", "[shm]") {
   std::string s = "x";
   CHECK(Send(*p.a, 42, s) == Status::kInvalidArgument);
   CHECK(RingCellsFor(64 * 1024) == 2 * kDefaultRingCells);
+  CHECK(RingCellsFor(1024) == kDefaultRingCells);
   CHECK(RingCellsFor(1 << 20) == 65536);
   CHECK(Send(*p.a, kRankB, std::string(64 * 1024 + 1, 'x')) ==
         Status::kInvalidArgument);
@@ -175,8 +179,10 @@ TEST_CASE("shm: a full FIFO refuses, drops nothing, and recovers", "[shm]") {
   CHECK(st == Status::kNoResource);
   CHECK(posted > 10);
   CHECK(p.a->fifo_full() == 1);
-  // Still refused until the receiver reads.
-  CHECK(Send(*p.a, kRankB, "more") == Status::kNoResource);
+  // Still refused until the receiver reads (a smaller packet may still
+  // fit the bytes left: frames take what they need).
+  CHECK(Send(*p.a, kRankB, "more" + std::string(100, '.')) ==
+        Status::kNoResource);
   p.b->Poll();
   CHECK(Send(*p.a, kRankB, "after") == Status::kOk);
   REQUIRE(p.PollUntil([&] {
@@ -202,15 +208,17 @@ bool SendInPlace(ShmDriver& d, int peer, const std::string& s) {
 TEST_CASE("shm: packets written in place, in order with posted ones",
           "[shm]") {
   Pair p(256, {.max_packet = 4096, .copy_chunk = 2048});
-  // Only what fits one cell, and only to a connected peer.
-  CHECK(p.a->ReservePacket(kRankB, kHeadPayload + 1) == nullptr);
+  // Up to max_packet, and only to a connected peer.
+  CHECK(p.a->ReservePacket(kRankB, 4097) == nullptr);
   CHECK(p.a->ReservePacket(42, 8) == nullptr);
   CHECK(p.a->ReservePacket(-1, 8) == nullptr);
   std::vector<std::string> sent;
   int in_place = 0;
   for (int i = 0;; ++i) {
-    const std::string s = "m" + std::to_string(i) +
-                          std::string(static_cast<size_t>(i % 40), '.');
+    // Sizes that put frames across the ring's end at many offsets, some
+    // of them larger than a cache line.
+    const size_t dots = static_cast<size_t>(i % 10 == 9 ? 300 + i : i % 40);
+    const std::string s = "m" + std::to_string(i) + std::string(dots, '.');
     if (i % 3 == 2) {
       if (Send(*p.a, kRankB, s) != Status::kOk) break;
     } else {
@@ -223,7 +231,7 @@ TEST_CASE("shm: packets written in place, in order with posted ones",
   CHECK(sent.size() > 100);
   CHECK(in_place > 60);
   CHECK(p.a->fifo_full() >= 1);
-  CHECK(p.a->ReservePacket(kRankB, 8) == nullptr);
+  CHECK(p.a->ReservePacket(kRankB, 1000) == nullptr);
   p.b->Poll();
   CHECK(SendInPlace(*p.a, kRankB, "after"));
   sent.push_back("after");
@@ -234,8 +242,36 @@ TEST_CASE("shm: packets written in place, in order with posted ones",
   CHECK(p.sink_b.failures.empty());
 }
 
+TEST_CASE("shm: many laps of mixed sizes arrive whole and in order",
+          "[shm]") {
+  // A 16 KiB ring and packets of 0 to 4096 bytes, posted and written in
+  // place: frames end at every 8-byte offset, skips fill many lap ends.
+  Pair p(256, {.max_packet = 4096, .copy_chunk = 2048});
+  std::vector<std::string> sent;
+  uint32_t seed = 28;
+  for (int i = 0; i < 3000; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    const size_t n = (seed >> 8) % 7 == 0 ? (seed >> 12) % 4097
+                                           : (seed >> 12) % 100;
+    std::string s(n, '\0');
+    for (size_t k = 0; k < n; ++k) s[k] = static_cast<char>(i * 7 + k);
+    for (;;) {
+      const bool ok = i % 2 == 0 ? Send(*p.a, kRankB, s) == Status::kOk
+                                 : SendInPlace(*p.a, kRankB, s);
+      if (ok) break;
+      p.b->Poll();  // full: the receiver makes room
+    }
+    sent.push_back(std::move(s));
+  }
+  REQUIRE(p.PollUntil([&] { return p.sink_b.packets.size() == sent.size(); }));
+  for (size_t i = 0; i < sent.size(); ++i)
+    REQUIRE(p.sink_b.packets[i].data == sent[i]);
+  CHECK(p.a->fifo_full() > 0);
+  CHECK(p.b->corrupt_frames() == 0);
+}
+
 void RendezvousCases(bool cma) {
-  Pair p(kDefaultRingCells, {.cma = cma});
+  Pair p(kTestRingCells, {.cma = cma});
   const size_t kLen = (4 << 20) + 123;
   std::vector<uint8_t> src(kLen);
   for (size_t i = 0; i < kLen; ++i) src[i] = static_cast<uint8_t>(i * 31 + 7);
@@ -313,7 +349,7 @@ TEST_CASE("shm: rendezvous through the FIFO when CMA is refused", "[shm]") {
 
 TEST_CASE("shm: a rendezvous interleaved with packets (two threads)",
           "[shm]") {
-  Pair p(kDefaultRingCells, {.cma = false});
+  Pair p(kTestRingCells, {.cma = false});
   const size_t kLen = 1 << 20;
   std::vector<uint8_t> src(kLen, 0x5a), dst(kLen);
   TestCompletion s, r;
@@ -344,10 +380,11 @@ TEST_CASE("shm: a corrupt frame is refused and reported", "[shm]") {
   Pair p;
   REQUIRE(Send(*p.a, kRankB, "good") == Status::kOk);
   REQUIRE(Send(*p.a, kRankB, std::string(300, 'x')) == Status::kOk);
-  // The second frame's length is made to disagree with its cells.
-  Cell* ring = p.segment->ring(0, 1);
-  const uint32_t len = 40000;
-  std::memcpy(ring[1].body + 4, &len, 4);
+  // The second frame (at byte FrameBytes(4)) is given a length above the
+  // limit (max_packet), inside the ring.
+  uint8_t* ring = p.segment->ring(0, 1)->bytes;
+  const uint32_t len = 100000;
+  std::memcpy(ring + FrameBytes(4) + 4, &len, 3);
   TestCompletion r;
   std::vector<uint8_t> dst(10);
   REQUIRE(p.b->PostRdvRecv(kRankA, 1, dst.data(), 10, &r) ==
@@ -359,6 +396,8 @@ TEST_CASE("shm: a corrupt frame is refused and reported", "[shm]") {
   CHECK(p.sink_b.failures[0].peer == kRankA);
   CHECK(p.sink_b.failures[0].data.find("corrupt frame from rank 5") !=
         std::string::npos);
+  CHECK(p.sink_b.failures[0].data.find("frame length 100000 above the "
+                                       "limit 65536") != std::string::npos);
   CHECK(p.sink_b.failure_status == Status::kPeerFailed);
   CHECK(p.b->corrupt_frames() == 1);
   CHECK(r.calls == 1);
@@ -375,7 +414,8 @@ TEST_CASE("shm: a forged control frame is refused", "[shm]") {
   // A FIN for a send that does not exist.
   uint8_t fin[kFinBytes] = {};
   iovec iov{fin, kFinBytes};
-  WriteFrame(p.segment->ring(1, 0), p.segment->ring_cells(), 0,
+  WriteFrame(p.segment->ring(1, 0)->bytes,
+             p.segment->ring_cells() * static_cast<uint32_t>(kCellBytes), 0,
              FrameType::kFin, &iov, 1, kFinBytes);
   p.a->Poll();
   REQUIRE(p.sink_a.failures.size() == 1);
@@ -397,7 +437,7 @@ struct DyingPeer {
     }
     close(pipefd[0]);
     std::string error;
-    auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error);
+    auto seg = ShmSegment::CreateAnonymous(2, kTestRingCells, &error);
     REQUIRE(seg.ok());
     a = ShmDriver::Create(seg.value(),
                           {.self = 0, .local = 0,
@@ -479,7 +519,7 @@ TEST_CASE("shm: Arm and the doorbell wake a sleeper", "[shm]") {
 }
 
 TEST_CASE("shm: HasWork tells an idle driver from one with work", "[shm]") {
-  Pair p(kDefaultRingCells, {.liveness_polls = 8});
+  Pair p(kTestRingCells, {.liveness_polls = 8});
   // Idle: false, until the liveness check's turn (every 8th answer).
   int idle = 0;
   while (!p.b->HasWork() && idle < 100) ++idle;

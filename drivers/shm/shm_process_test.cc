@@ -23,6 +23,9 @@
 namespace rondo::drivers::shm {
 namespace {
 
+// Rings that take the default max_packet (RingCellsFor).
+const uint32_t kTestRingCells = RingCellsFor(ShmDriverOptions{}.max_packet);
+
 using testing::RecordingSink;
 using testing::TestCompletion;
 
@@ -128,17 +131,17 @@ void RunPair(bool named, bool cma) {
   const std::string name = named ? UniqueName() : "";
   std::shared_ptr<ShmSegment> seg;
   if (named) {
-    auto created = ShmSegment::Create(name, 2, kDefaultRingCells, &error);
+    auto created = ShmSegment::Create(name, 2, kTestRingCells, &error);
     INFO(error);
     REQUIRE(created.ok());
     seg = created.value();
     CHECK(Exists(name));
     // Two jobs never share a segment: the name is taken.
-    CHECK(ShmSegment::Create(name, 2, kDefaultRingCells, &error).status() ==
+    CHECK(ShmSegment::Create(name, 2, kTestRingCells, &error).status() ==
           Status::kBusy);
     CHECK(error.find(name + " exists") != std::string::npos);
   } else {
-    seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error).value();
+    seg = ShmSegment::CreateAnonymous(2, kTestRingCells, &error).value();
   }
   const pid_t child = fork();
   REQUIRE(child >= 0);
@@ -191,7 +194,7 @@ TEST_CASE("shm process: inherited segment, CMA", "[shm]") {
 
 TEST_CASE("shm process: a peer killed mid-stream is reported", "[shm]") {
   std::string error;
-  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error).value();
+  auto seg = ShmSegment::CreateAnonymous(2, kTestRingCells, &error).value();
   const pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
@@ -236,7 +239,7 @@ TEST_CASE("shm process: a peer killed mid-stream is reported", "[shm]") {
 // fail: a waiter never sleeps through a death on its node.
 TEST_CASE("shm process: a peer's exit wakes a sleeper", "[shm]") {
   std::string error;
-  auto seg = ShmSegment::CreateAnonymous(2, kDefaultRingCells, &error).value();
+  auto seg = ShmSegment::CreateAnonymous(2, kTestRingCells, &error).value();
   int go[2];
   REQUIRE(pipe(go) == 0);
   const pid_t child = fork();

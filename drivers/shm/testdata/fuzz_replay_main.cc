@@ -1,8 +1,8 @@
 // Stand-in for libFuzzer's driver, so that cell_fuzzer.cc also runs as an
 // ordinary gcc test (//drivers/shm:cell_fuzzer_replay_test): valid rings
-// written with WriteFrame (several frames, wrapping), then deterministic
-// random mutations of them (bytes flipped, words and lengths replaced),
-// each passed in an exact-size heap copy.
+// written with WriteFrame (several frames, some after a skip), then
+// deterministic random mutations of them (bytes flipped, words and lengths
+// replaced), each passed in an exact-size heap copy.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -19,26 +19,26 @@ using namespace rondo::drivers::shm;
 namespace {
 
 std::vector<uint8_t> Seed(std::mt19937& rng) {
-  constexpr uint32_t kRing = 64;
-  std::vector<Cell> ring(kRing, Cell{});
-  const uint32_t start = rng() % 1000;
+  constexpr uint32_t kRingBytes = 4096;
+  std::vector<Cell> ring(kRingBytes / kCellBytes, Cell{});
+  const uint32_t start = (rng() % 100000) * 8;
   uint32_t tail = start;
   std::vector<uint8_t> payload(600);
   for (auto& b : payload) b = static_cast<uint8_t>(rng());
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 12; ++i) {
     const auto type = static_cast<FrameType>(1 + rng() % 5);
-    uint32_t len = rng() % 300;
+    uint32_t len = rng() % 600;
     if (type == FrameType::kRts) len = kRtsBytes;
     if (type == FrameType::kCts) len = kCtsBytes;
     if (type == FrameType::kFin) len = kFinBytes;
     if (type == FrameType::kData) len = kDataHeaderBytes + 1 + rng() % 200;
-    if (tail - start + CellsFor(len) > kRing) break;
+    if (tail - start + Place(kRingBytes, tail, len).need > kRingBytes) break;
     iovec iov{payload.data(), len};
-    tail += WriteFrame(ring.data(), kRing, tail, type, &iov, 1, len);
+    tail = WriteFrame(ring[0].bytes, kRingBytes, tail, type, &iov, 1, len);
   }
-  std::vector<uint8_t> in(4 + kRing * sizeof(Cell));
+  std::vector<uint8_t> in(4 + kRingBytes);
   std::memcpy(in.data(), &start, 4);
-  std::memcpy(in.data() + 4, ring.data(), kRing * sizeof(Cell));
+  std::memcpy(in.data() + 4, ring[0].bytes, kRingBytes);
   return in;
 }
 
