@@ -128,7 +128,8 @@ inline uint64_t LoadHeader(const uint8_t* ring, uint32_t ring_bytes,
 
 // A frame found at the consumer's head: its type, payload (in the ring, at
 // `data`, 8-byte aligned) and the ring bytes to advance by (a skip frame's
-// `bytes` reaches the next lap).
+// `bytes` reaches the next lap). Filled whatever PeekFrame answers; only a
+// kFrame's is meaningful.
 struct Frame {
   FrameType type;
   uint32_t len;
@@ -151,21 +152,23 @@ inline Peek PeekFrame(const uint8_t* ring, uint32_t ring_bytes, uint32_t head,
   const uint32_t len = static_cast<uint32_t>(h >> 32) & 0xffffffu;
   const auto type = static_cast<FrameType>(h >> 56);
   const uint32_t bytes = FrameBytes(len);
-  if (static_cast<uint32_t>(h) != Tag(head) || bytes > ring_bytes - off)
-      [[unlikely]]
-    return Peek::kCorrupt;
-  if (type == FrameType::kSkip) [[unlikely]] {
-    if (off == 0 || off + bytes != ring_bytes) return Peek::kCorrupt;
-  } else if (len > max_len || static_cast<uint8_t>(type) < 1 ||
-             static_cast<uint8_t>(type) > 5 || !FrameSizeOk(type, len))
-      [[unlikely]] {
-    return Peek::kCorrupt;
-  }
   f->type = type;
   f->len = len;
   f->bytes = bytes;
   f->data = ring + off + kFrameHeader;
-  return Peek::kFrame;
+  // The common case first: a packet (any length fits its type).
+  if (static_cast<uint32_t>(h) == Tag(head) && type == FrameType::kPacket &&
+      len <= max_len && bytes <= ring_bytes - off) [[likely]]
+    return Peek::kFrame;
+  if (static_cast<uint32_t>(h) != Tag(head) || bytes > ring_bytes - off)
+    return Peek::kCorrupt;
+  if (type == FrameType::kSkip)
+    return off != 0 && off + bytes == ring_bytes ? Peek::kFrame
+                                                 : Peek::kCorrupt;
+  return len <= max_len && static_cast<uint8_t>(type) >= 1 &&
+                 static_cast<uint8_t>(type) <= 5 && FrameSizeOk(type, len)
+             ? Peek::kFrame
+             : Peek::kCorrupt;
 }
 
 // Why the frame at `head` is refused (PeekFrame said kCorrupt).

@@ -128,6 +128,8 @@ Status ShmDriver::Init(std::string* error) {
   caps_.bandwidth_bytes_per_s = 10e9;
   caps_.latency_ns = 200;
   ring_bytes_ = segment_->ring_cells() * static_cast<uint32_t>(kCellBytes);
+  max_frame_ = static_cast<uint32_t>(
+      std::max(options_.max_packet, options_.copy_chunk + kDataHeaderBytes));
   const int n = segment_->local_size();
   by_local_.assign(static_cast<size_t>(n), nullptr);
   watch_ = std::make_unique<std::atomic<const Peer*>[]>(static_cast<size_t>(n));
@@ -611,8 +613,7 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
 }
 
 int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
-  const uint32_t max_len = static_cast<uint32_t>(
-      std::max(options_.max_packet, options_.copy_chunk + kDataHeaderBytes));
+  const uint32_t max_len = max_frame_;
   int n = 0;
   while (n < kDrainBudget && (!p.failed || after_death) && !p.corrupt) {
     // Every frame is read in place: its bytes stay ours until the head is
@@ -627,9 +628,13 @@ int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
       break;
     }
     p.head += f.bytes;
-    if (f.type == FrameType::kSkip) [[unlikely]]
+    if (f.type == FrameType::kPacket) [[likely]] {
+      if (sink_ != nullptr) sink_->OnPacket(p.rank, rail_, f.data, f.len);
+    } else if (f.type == FrameType::kSkip) {
       continue;
-    Handle(p, f.type, f.data, f.len);
+    } else {
+      Handle(p, f.type, f.data, f.len);
+    }
     ++n;
   }
   if (p.head != p.published) {

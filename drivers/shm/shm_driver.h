@@ -227,6 +227,7 @@ class ShmDriver final : public Driver {
   ShmDriverOptions options_;
   DriverCaps caps_;
   uint32_t ring_bytes_ = 0;  // each ring's size (a power of two)
+  uint32_t max_frame_ = 0;   // the longest frame payload a peer may send
   PacketSink* sink_ = nullptr;
   int rail_ = 0;
   bool closed_ = false;
