@@ -364,7 +364,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   }
 
   // A short packet that leaves now (the driver copies it out before
-  // returning, or it is written in place in the driver's FIFO cell), rail
+  // returning, or it is written in place in the driver's FIFO), rail
   // held and gate locked and idle: kOk, or kNoResource (not now: the rail
   // sends no packet this large at once, or its FIFO is full) or an error,
   // with nothing sent.
@@ -373,8 +373,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
                       size_t len) noexcept {
     const int dest = g.rank;
     const size_t total = wire::kShortHeaderSize + len;
-    if (uint8_t* cell = r.driver->ReservePacket(dest, total)) {
-      WriteShortPacket(cell, session, q.next_seq, tag, buf, len);
+    if (uint8_t* room = r.driver->ReservePacket(dest, total)) {
+      WriteShortPacket(room, session, q.next_seq, tag, buf, len);
       r.driver->CommitPacket(dest, total);
       return Status::kOk;
     }

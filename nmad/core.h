@@ -225,7 +225,7 @@ class Session {
                int priority = 0) noexcept;
   // Sends a small message now if it can leave at once with nothing left
   // to complete: kOk means it is sent (copied out by the driver, or written
-  // in place in the peer's shared-memory FIFO cell), `buf` is free and
+  // in place in the peer's shared-memory FIFO), `buf` is free and
   // there is no request. kNoResource: nothing was sent (too large for the
   // short path, the gate has sends queued, another thread holds the rail,
   // no room now): use Isend. kShutdown, kPeerFailed, kInvalidArgument as

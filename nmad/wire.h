@@ -110,7 +110,7 @@ inline bool IsShortPacket(const void* data, size_t len) noexcept {
 }
 // Writes a short packet header (kShortHeaderSize bytes) into `out`: the
 // magic, 16 bits of flags (0), session, seq and tag, in host order. Inline:
-// the small-message path writes it straight into a FIFO cell.
+// the small-message path writes it straight into a shared-memory FIFO.
 inline void WriteShortHeader(uint8_t* out, uint32_t session, uint32_t seq,
                              int32_t tag) noexcept {
   static_assert(std::endian::native == std::endian::little);

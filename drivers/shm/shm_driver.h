@@ -1,15 +1,17 @@
 // ShmDriver: the Driver for the ranks of one node, over a shared segment
 // (drivers/shm/segment.h) of single-producer single-consumer FIFOs of
-// cache-line cells (drivers/shm/cell.h). Open MPI's vader fast boxes,
+// 8-byte-aligned frames (drivers/shm/cell.h). Open MPI's vader fast boxes,
 // MPICH's posix eager queues and NewMadeleine's shm driver are the models.
 //
 // Mapping of the Driver contract:
-//   * packets: one frame in the FIFO (this rank -> peer); up to 52 bytes in
-//     a single cache line, larger ones over consecutive cells (copy in,
-//     copy out: the receiver copies the frame to a bounce buffer before
-//     OnPacket, so nothing in shared memory is trusted while it is used).
-//     A full FIFO is kNoResource ("retry later"), never a wait. Packets
-//     from one peer are delivered in order.
+//   * packets: one frame in the FIFO (this rank -> peer), its payload
+//     contiguous: an 8-byte MPI message takes half a cache line. Copied in
+//     by the sender (or written in place: ReservePacket), handed to
+//     OnPacket in place by the receiver, whose frame header is read once
+//     and checked (its payload is the packet reader's to validate), and
+//     given back to the producer after the call. A full FIFO is
+//     kNoResource ("retry later"), never a wait. Packets from one peer are
+//     delivered in order.
 //   * rendezvous: PostRdvSend writes an RTS frame {key, address, length};
 //     the receiver, once PostRdvRecv matched it by (peer, key), copies the
 //     data with one process_vm_readv (CMA) and answers FIN, which completes
