@@ -716,39 +716,45 @@ bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
   const uint64_t block = static_cast<uint64_t>(rcount) * rtype.size();
   CollShm* shm = Ready(st, comm, coll::Collective::kAlltoall, block);
   if (shm == nullptr) return false;
-  const int per = BlocksPerSlot(*shm, block);
+  // The n - 1 other ranks' blocks, in rounds of as many as a slot holds.
+  const int per = std::min(BlocksPerSlot(*shm, block), n - 1);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   // In place, a later round's input would be overwritten by an earlier
   // round's output: one round only (MPI_IN_PLACE is given on every rank).
-  if (in_place && per < n) return false;
+  if (in_place && per < n - 1) return false;
   shm->barrier_leader = -1;
   const Datatype& in_type = in_place ? rtype : *stype;
   const void* in = in_place ? recvbuf : sendbuf;
   const int in_count = in_place ? rcount : scount;
+  // The own block straight to its place (in place, it is there).
+  if (!in_place)
+    CopyOwn(*stype, Item(*stype, sendbuf, static_cast<int64_t>(me) * scount),
+            scount, rtype, recvbuf, static_cast<int64_t>(me) * rcount, rcount,
+            shm->scratch.data());
   int failed = -1;
-  // One epoch per round of `per` destinations: every rank copies its
-  // blocks for them into its slot (in place, before anything is written
-  // to the receive buffer), stores its flag; the round's destinations wait
-  // for every flag and copy their block out of every slot.
-  for (int first = 0; first < n && failed < 0; first += per) {
+  // One epoch per round of shifts [first, last): every rank copies its
+  // block for rank me + s into place s - first of its slot (in place,
+  // before anything is written to the receive buffer), stores its flag,
+  // waits for every flag and copies the block of rank me - s out of place
+  // s - first of that rank's slot. Every rank writes and reads in every
+  // round, and a slot of 16 KiB serves 2 ranks' 16 KiB blocks in one.
+  for (int first = 1; first < n && failed < 0; first += per) {
     const int last = std::min(n, first + per);
     const uint64_t e = ++shm->epoch;
     failed = BeginWrite(st, comm, *shm, e);
     if (failed >= 0) break;
-    CopyIn(in_type, in, static_cast<int64_t>(first) * in_count,
-           static_cast<int64_t>(last - first) * in_count, shm->Slot(me, e));
+    uint8_t* mine = shm->Slot(me, e);
+    for (int s = first; s < last; ++s)
+      CopyIn(in_type, in, static_cast<int64_t>((me + s) % n) * in_count,
+             in_count, mine + static_cast<size_t>(s - first) * block);
     shm->Publish(shm->Arrive(me), e);
-    if (me < first || me >= last) continue;
-    const size_t at = static_cast<size_t>(me - first) * block;
-    if (!in_place)
-      CopyOut(rtype, shm->Slot(me, e) + at, recvbuf,
-              static_cast<int64_t>(me) * rcount, rcount);
     failed = WaitAll(st, comm, *shm, e);
     if (failed >= 0) break;
-    for (int q = 0; q < n; ++q)
-      if (q != me)
-        CopyOut(rtype, shm->Slot(q, e) + at, recvbuf,
-                static_cast<int64_t>(q) * rcount, rcount);
+    for (int s = first; s < last; ++s) {
+      const int q = (me - s + n) % n;
+      CopyOut(rtype, shm->Slot(q, e) + static_cast<size_t>(s - first) * block,
+              recvbuf, static_cast<int64_t>(q) * rcount, rcount);
+    }
   }
   return Done(st, comm, failed, fn, result);
 }

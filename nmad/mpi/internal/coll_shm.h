@@ -32,11 +32,14 @@
 //    out instead of reducing them (its own goes straight to its place);
 //  - gather: as reduce; the root stores at once (it writes no slot);
 //  - scatter: as bcast, the root's slot holding every rank's block;
-//  - alltoall: each rank copies its n blocks into slot(r, e), stores,
-//    waits for every rank, then copies block r of every slot out.
-//  Scatter and alltoall whose n blocks do not fit a slot take one epoch
-//  per round of as many destinations as fit: every rank stores its flag in
-//  every round, and only that round's destinations wait and read.
+//  - alltoall: each rank copies its own block straight to its place, its
+//    n - 1 others into slot(r, e) by shift (place s - 1 holds the block
+//    for rank r + s), stores, waits for every rank, then copies the block
+//    of place s - 1 of slot(r - s) out for every shift s.
+//  Scatter whose n blocks do not fit a slot takes one epoch per round of
+//  as many destinations as fit: every rank stores its flag in every round,
+//  and only that round's destinations wait and read; alltoall one per
+//  round of as many shifts as fit, every rank writing and reading in each.
 //  - large allreduce (above a slot, contiguous types; from 3 ranks, and on
 //    2 below kCollShmLargeTwoRanks): a second segment, mapped by the first
 //    such call, holds two regions (epoch parity) of kCollShmLargeChunk
@@ -128,7 +131,7 @@ bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
                 const Datatype* rtype, int root, const char* fn, int* result);
 // Alltoall: `sendbuf` may be MPI_IN_PLACE (recvbuf holds the blocks to
 // send). Up to RONDO_COLL_SHM_BYTES per block, in rounds of as many
-// destinations as a slot holds; in place, all of a rank's blocks in one.
+// blocks as a slot holds; in place, all of a rank's n - 1 others in one.
 bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
                  const Datatype* stype, void* recvbuf, int rcount,
                  const Datatype& rtype, const char* fn, int* result);
