@@ -44,11 +44,13 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                  "ucx, ucx+am or am"});
   out.push_back({"RONDO_COLL_SHM", "mpi", "boolean", "1",
                  "1|0 (also true|false, yes|no, on|off)",
-                 "small blocking MPI_Barrier, MPI_Bcast, MPI_Reduce and "
-                 "MPI_Allreduce of a communicator whose ranks share a node "
-                 "go through flags and buffers in a segment those ranks map "
-                 "(0: the message-based algorithms; any rank's 0 turns it "
-                 "off for the communicator)"});
+                 "small blocking MPI_Barrier, MPI_Bcast, MPI_Reduce, "
+                 "MPI_Allreduce, MPI_Gather, MPI_Allgather, MPI_Scatter and "
+                 "MPI_Alltoall, and larger blocking MPI_Allreduce of "
+                 "contiguous types, of a communicator whose ranks share a "
+                 "node go through flags and buffers in a segment those ranks "
+                 "map (0: the message-based algorithms; any rank's 0 turns "
+                 "it off for the communicator)"});
   out.push_back({"RONDO_COLL_SHM_BYTES", "mpi", "integer", "16384", "0..65536",
                  "the largest message (bytes) of those collectives on the "
                  "shared-memory path (the smallest of the ranks' values)"});

@@ -18,7 +18,8 @@
  * back-to-back small barrier, allreduce, reduce and bcast (roots moving,
  * in place every other round, a p2p message crossing each round), and of
  * gather, allgather, scatter and alltoall around the 16 KiB edges; then
- * barriers after each kind of call, a late rank looking for early leavers.
+ * barriers after each kind of call, a late rank looking for early leavers;
+ * then allreduces past 16 KiB (the large shared-memory rounds).
  * --quick: MPI_COMM_WORLD plus two splits, fewer counts and types.
  *
  * Data: pat() gives any int of a (source, destination, index, salt) tuple;
@@ -1996,6 +1997,56 @@ static void suite_back_to_back_blocks(Comm* c) {
   free(wide);
 }
 
+/* ---------------- Large allreduce (the shared-memory rounds) ---------------- */
+
+/* Allreduces past a slot (16 KiB) run through the communicator's large
+ * segment on one node (from 3 ranks; below 512 KiB on 2) in rounds of
+ * 256 KiB, each rank reducing its portion of a round and every rank copying
+ * the others' out. Counts: just past a slot, one round and 5 ints (the last
+ * round's portions mostly empty), three rounds and a part; in place every
+ * other call; a small bcast between calls (the epochs and regions move on);
+ * the int past the end stays. Then the non-commutative matrix product over
+ * two rounds and past a slot (rank order in every portion), and a
+ * contiguous type of 3 ints (portions not of whole cache lines). */
+static void suite_large_allreduce(Comm* c) {
+  static const int counts[3] = {4097, 65536 + 5, 3 * 65536 + 17};
+  const int max = 3 * 65536 + 17;
+  int* send = ialloc(max);
+  int* recv = ialloc(max + 1);
+  int* exp = ialloc(max);
+  for (int i = 0; i < 6; ++i) {
+    const int salt = ++c->salt;
+    const int count = counts[i % 3];
+    const int inplace = i >= 3;
+    const int root = i % c->size;
+    chk_context("large allreduce %s call=%d count=%d%s", c->name, i, count,
+                ips(inplace));
+    for (int j = 0; j < count; ++j) {
+      send[j] = spat(c->rank, j, salt);
+      recv[j] = inplace ? send[j] : SENT;
+      exp[j] = 0;
+      for (int r = 0; r < c->size; ++r) exp[j] += spat(r, j, salt);
+    }
+    recv[count] = SENT;
+    check_rc("MPI_Allreduce",
+             MPI_Allreduce(inplace ? MPI_IN_PLACE : send, recv, count, MPI_INT,
+                           MPI_SUM, c->comm));
+    check_ints("recv", exp, recv, count);
+    check_ll("the int past the end", SENT, recv[count]);
+    int b = c->rank == root ? salt : SENT;
+    check_rc("MPI_Bcast", MPI_Bcast(&b, 1, MPI_INT, root, c->comm));
+    check_ll("bcast between", salt, b);
+  }
+  free(send);
+  free(recv);
+  free(exp);
+  for (int nb = 0; nb < 2; ++nb) {
+    t_noncomm(c, U_ALLREDUCE, 16384 + 16, 0, nb); /* 256 KiB + 256 B */
+    t_noncomm(c, U_ALLREDUCE, 1100, 0, nb);       /* 17600 B */
+    t_ctg_sum(c, 2000, nb);                       /* 24000 B */
+  }
+}
+
 /* ---------------- Driver ---------------- */
 
 static void run_comm(Comm* c, int world) {
@@ -2010,6 +2061,7 @@ static void run_comm(Comm* c, int world) {
   suite_back_to_back(c);
   suite_back_to_back_blocks(c);
   suite_barrier_exits(c);
+  suite_large_allreduce(c);
   if (!quick || world) suite_count(c, 70000, !quick);
   if (world) suite_mib(c);
   suite_special(c);

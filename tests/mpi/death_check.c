@@ -6,7 +6,10 @@
  * is this program's summary line, printed by rank 0 only when every
  * survivor saw the failure as expected. A message the victim sent before
  * it died is still received after the failure is known (as in ULFM), and
- * a barrier after it fails the same way.
+ * a barrier after it fails the same way, and (without --rma) so does a
+ * large allreduce on a duplicate of MPI_COMM_WORLD whose large
+ * shared-memory regions an allreduce mapped before the death (Rondo, one
+ * node).
  *
  *   death_check            (at least 2 ranks; the last one dies)
  *   death_check --rma      the same, and in a lock_all epoch opened before
@@ -79,6 +82,16 @@ int main(int argc, char** argv) {
     MPI_Win_allocate(sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                      MPI_COMM_WORLD, &pmem, &pwin);
     MPI_Win_set_errhandler(pwin, MPI_ERRORS_RETURN);
+  }
+  /* A duplicate whose large allreduce regions are mapped (one call past
+   * the 16 KiB slots, before the death). */
+  enum { kLarge = 20000 };
+  static float large_in[kLarge], large_out[kLarge];
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (!rma) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Allreduce(large_in, large_out, kLarge, MPI_FLOAT, MPI_SUM, dup);
   }
   /* A receive posted before the death, completed by it. */
   int v = 0;
@@ -191,6 +204,17 @@ int main(int argc, char** argv) {
     printf("FAIL death_check rank %d: MPI_Barrier with rank %d dead: %s\n",
            rank, victim, why);
     ok = 0;
+  }
+  /* A large allreduce with the dead rank: its round waits for the dead
+   * rank's flag and ends with the failure, naming it. */
+  if (!rma) {
+    const int large_rc =
+        MPI_Allreduce(large_in, large_out, kLarge, MPI_FLOAT, MPI_SUM, dup);
+    if (!NamesVictim(large_rc, victim, why, sizeof why)) {
+      printf("FAIL death_check rank %d: a large MPI_Allreduce with rank %d "
+             "dead: %s\n", rank, victim, why);
+      ok = 0;
+    }
   }
   fflush(stdout);
   /* The survivors' verdicts, gathered by rank 0 with point-to-point

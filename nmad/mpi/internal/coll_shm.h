@@ -32,16 +32,27 @@
 //    out instead of reducing them (its own goes straight to its place);
 //  - gather: as reduce; the root stores at once (it writes no slot);
 //  - scatter: as bcast, the root's slot holding every rank's block;
-//  - alltoall: each rank copies its n blocks into slot(r, e), stores,
-//    waits for every rank, then copies block r of every slot out.
-//  Scatter and alltoall whose n blocks do not fit a slot take one epoch
-//  per round of as many destinations as fit: every rank stores its flag in
-//  every round, and only that round's destinations wait and read.
-// Reuse: a rank writes slot(r, e) (last used in epoch e - 2) only once it
-// knows every arrive[q] >= e - 1 (each rank stores its epoch e - 1 flag
-// after it finished reading epoch e - 2's data); barriers and allreduces
-// learn it for free, a bcast root or reduce leaf waits for it lazily at its
-// next write. No allocation once set up.
+//  - alltoall: each rank copies its own block straight to its place, its
+//    n - 1 others into slot(r, e) by shift (place s - 1 holds the block
+//    for rank r + s), stores, waits for every rank, then copies the block
+//    of place s - 1 of slot(r - s) out for every shift s.
+//  Scatter whose n blocks do not fit a slot takes one epoch per round of
+//  as many destinations as fit: every rank stores its flag in every round,
+//  and only that round's destinations wait and read; alltoall one per
+//  round of as many shifts as fit, every rank writing and reading in each.
+//  - large allreduce (above a slot, contiguous types; from 3 ranks, and on
+//    2 below kCollShmLargeTwoRanks): a second segment, mapped by the first
+//    such call, holds two regions (epoch parity) of kCollShmLargeChunk
+//    bytes per rank. The vector runs in rounds of a region, two epochs
+//    each: every rank copies the round into its region and stores; each
+//    reduces its 1/n portion of every region in rank order into its output
+//    (a reduce-scatter), copies it into its other region and stores; then
+//    copies the other portions out (an allgather).
+// Reuse (slots and large regions alike): a rank writes slot(r, e) (last
+// used in epoch e - 2) only once it knows every arrive[q] >= e - 1 (each
+// rank stores its epoch e - 1 flag after it finished reading epoch e - 2's
+// data); barriers and allreduces learn it for free, a bcast root or reduce
+// leaf waits for it lazily at its next write. No allocation once set up.
 //
 // Waits progress the engine (other traffic keeps moving), back off like
 // every MadMPI wait (IdleBackoff's rules: yield; on an oversubscribed node,
@@ -71,6 +82,11 @@ namespace rondo::nmad::mpi {
 inline constexpr int kCollShmMaxRanks = 16;
 // The largest RONDO_COLL_SHM_BYTES.
 inline constexpr int64_t kCollShmMaxBytes = 64 * 1024;
+// The bytes of a round of the large allreduce (ShmReduce above a slot):
+// each rank maps two regions of this size.
+inline constexpr size_t kCollShmLargeChunk = 256 * 1024;
+// On 2 ranks the large allreduce serves vectors below this many bytes.
+inline constexpr uint64_t kCollShmLargeTwoRanks = 512 * 1024;
 
 // Maps `total` zero-filled bytes that every rank of `comm` (all on this
 // node) shares: shm_open with O_EXCL and a random name
@@ -91,7 +107,8 @@ bool ShmBarrier(State& st, Comm& comm, const char* fn, int* result);
 bool ShmBcast(State& st, Comm& comm, void* buf, int count,
               const Datatype& type, int root, const char* fn, int* result);
 // Reduce (`root` >= 0) or allreduce (`root` < 0). `sendbuf` may be
-// MPI_IN_PLACE (at the root of a reduce).
+// MPI_IN_PLACE (at the root of a reduce). An allreduce of a contiguous type
+// above RONDO_COLL_SHM_BYTES takes the large rounds (above).
 bool ShmReduce(State& st, Comm& comm, const void* sendbuf, void* recvbuf,
                int count, MPI_Datatype handle, const Datatype& type,
                const Op& op, int root, const char* fn, int* result);
@@ -114,7 +131,7 @@ bool ShmScatter(State& st, Comm& comm, const void* sendbuf, int scount,
                 const Datatype* rtype, int root, const char* fn, int* result);
 // Alltoall: `sendbuf` may be MPI_IN_PLACE (recvbuf holds the blocks to
 // send). Up to RONDO_COLL_SHM_BYTES per block, in rounds of as many
-// destinations as a slot holds; in place, all of a rank's blocks in one.
+// blocks as a slot holds; in place, all of a rank's n - 1 others in one.
 bool ShmAlltoall(State& st, Comm& comm, const void* sendbuf, int scount,
                  const Datatype* stype, void* recvbuf, int rcount,
                  const Datatype& rtype, const char* fn, int* result);
