@@ -289,6 +289,7 @@ State::State() {
                            NmadOptions::FromEnvironment(), &err);
   if (!core.ok()) throw std::runtime_error("cannot start nmad: " + err);
   core_ = std::move(core).value();
+  world_size_ = core_->size();
   main_thread = std::this_thread::get_id();
   attr_universe_size = core_->size();
 

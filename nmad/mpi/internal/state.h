@@ -431,7 +431,9 @@ class State {
   engine::Engine& engine() { return *engine_; }
   Core& core() { return *core_; }
   int world_rank() const { return core_->rank(); }
-  int world_size() const { return core_->size(); }
+  // Cached at start-up: every receive's completion asks (its status's
+  // source), and Core::size() is a call across files.
+  int world_size() const { return world_size_; }
 
   // Creates and registers a communicator over `world` (job ranks in comm
   // rank order; the caller is a member) named `id` (the same on every
@@ -558,6 +560,7 @@ class State {
  private:
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Core> core_;
+  int world_size_ = 0;  // core_->size(), fixed once core_ is made
   mutable queues::SpinLock committed_mu;
   std::unordered_set<int> committed;
   Comm* predefined_comms_[3] = {};
