@@ -65,11 +65,9 @@ void MatchQueues::Arrive(UnexpectedMessage* m) {
   if (b->unexpected_tail != nullptr) b->unexpected_tail->key_next = m;
   else b->unexpected_head = m;
   b->unexpected_tail = m;
-  m->arrival_next = nullptr;
-  m->arrival_prev = arrival_tail_;
-  if (arrival_tail_ != nullptr) arrival_tail_->arrival_next = m;
-  else arrival_head_ = m;
-  arrival_tail_ = m;
+  match_internal::Append(m, arrival_head_, arrival_tail_,
+                         &UnexpectedMessage::arrival_next,
+                         &UnexpectedMessage::arrival_prev);
   ++unexpected_;
 }
 
@@ -88,11 +86,10 @@ void MatchQueues::UnlinkUnexpected(UnexpectedMessage* m) noexcept {
       if (b->unexpected_tail == m) b->unexpected_tail = p;
     }
   }
-  if (m->arrival_prev != nullptr) m->arrival_prev->arrival_next = m->arrival_next;
-  else arrival_head_ = m->arrival_next;
-  if (m->arrival_next != nullptr) m->arrival_next->arrival_prev = m->arrival_prev;
-  else arrival_tail_ = m->arrival_prev;
-  m->key_next = m->arrival_prev = m->arrival_next = nullptr;
+  match_internal::Remove(m, arrival_head_, arrival_tail_,
+                         &UnexpectedMessage::arrival_next,
+                         &UnexpectedMessage::arrival_prev);
+  m->key_next = nullptr;
   m->bin = nullptr;
   --unexpected_;
   AfterRemove(b);

@@ -38,6 +38,29 @@ namespace rondo::nmad {
 inline constexpr int kMatchAnySource = -1;
 inline constexpr int kMatchAnyTag = -1;
 
+namespace match_internal {
+// An intrusive doubly linked list (head, tail) threaded through
+// T::*next and T::*prev: the idle bins' and the arrival order's.
+template <typename T>
+inline void Append(T* n, T*& head, T*& tail, T* T::*next,
+                   T* T::*prev) noexcept {
+  n->*next = nullptr;
+  n->*prev = tail;
+  if (tail != nullptr) tail->*next = n;
+  else head = n;
+  tail = n;
+}
+template <typename T>
+inline void Remove(T* n, T*& head, T*& tail, T* T::*next,
+                   T* T::*prev) noexcept {
+  if (n->*prev != nullptr) (n->*prev)->*next = n->*next;
+  else head = n->*next;
+  if (n->*next != nullptr) (n->*next)->*prev = n->*prev;
+  else tail = n->*prev;
+  n->*prev = n->*next = nullptr;
+}
+}  // namespace match_internal
+
 struct MatchBin;
 
 // A posted receive (embedded in the caller's receive operation).
@@ -176,22 +199,16 @@ class MatchQueues {
 inline void MatchQueues::AfterRemove(MatchBin* b) noexcept {
   if (b == &wild_ || b->idle || !b->empty()) return;
   b->idle = true;
-  b->idle_next = nullptr;
-  b->idle_prev = idle_tail_;
-  if (idle_tail_ != nullptr) idle_tail_->idle_next = b;
-  else idle_head_ = b;
-  idle_tail_ = b;
+  match_internal::Append(b, idle_head_, idle_tail_, &MatchBin::idle_next,
+                         &MatchBin::idle_prev);
   ++idle_count_;
 }
 
 inline void MatchQueues::BeforeAdd(MatchBin* b) noexcept {
   if (!b->idle) return;
   b->idle = false;
-  if (b->idle_prev != nullptr) b->idle_prev->idle_next = b->idle_next;
-  else idle_head_ = b->idle_next;
-  if (b->idle_next != nullptr) b->idle_next->idle_prev = b->idle_prev;
-  else idle_tail_ = b->idle_prev;
-  b->idle_prev = b->idle_next = nullptr;
+  match_internal::Remove(b, idle_head_, idle_tail_, &MatchBin::idle_next,
+                         &MatchBin::idle_prev);
   --idle_count_;
 }
 
