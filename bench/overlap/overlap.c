@@ -11,6 +11,7 @@
  *           [--comm-cores K] [--threads N] [--max-bytes B] [--max-order N]
  *           [--clock-rounds N] [--tolerance F] [--quiet]
  *           [--node-cpus online|affinity] [--comm-bytes LIST]
+ *           [--kernel-floor]
  *   overlap --check-barrier N [--out FILE]      the window barrier's spread
  *   overlap --check-clock [--inject-offset-us X] [--inject-drift-ppm Y]
  *
@@ -69,6 +70,18 @@
  *     the impact is measured even when a library hangs in MPI_Finalize.
  *     The passive runs of step 6 are written ("passive" line) before
  *     MPI_Finalize for the same reason.
+ * 10. --kernel-floor (2 ranks; the driver's library `kernel`): every
+ *     collective's bytes are moved by the kernel alone, from helper threads
+ *     blocked in send() and recv() on two TCP connections between the ranks
+ *     (bench/overlap/overlap_kernel.h), instead of by MPI_I<coll>; MPI is
+ *     used only around the timed parts (clocks, barriers, gathering the
+ *     times). The cells then read the kernel floor beside the computation:
+ *     the least overhead and slowdown any library over this transport can
+ *     reach, measured exactly as the libraries are. The floor moves the
+ *     least traffic of each 2-rank collective (ibcast: B one way; ireduce: B
+ *     to the root; iallreduce, iallgather, ialltoall: B each way) and does
+ *     the reduction (a sum of doubles) after the wait, on the rank's own
+ *     thread.
  * The node's CPUs, shared between its ranks for the computation, are the
  * machine's online processors, or with --node-cpus affinity the CPUs this
  * process may run on at start (a host that is a cpuset of the machine, as
@@ -97,6 +110,7 @@
 #include "bench/common/prog_util.h"
 #include "bench/overlap/overlap_calibrate.h"
 #include "bench/overlap/overlap_clock.h"
+#include "bench/overlap/overlap_kernel.h"
 #include "bench/overlap/overlap_metrics.h"
 
 /* ---- clocks ---- */
@@ -147,6 +161,7 @@ typedef struct {
   double inject_offset_us, inject_drift_ppm;
   int comp_alone_order; /* --comp-alone ORDER: no MPI at all */
   int local_rank, local_size; /* --comp-alone: this process's share */
+  int kernel_floor; /* --kernel-floor: the kernel moves the bytes, not MPI */
 } Options;
 
 static int g_rank = 0; /* set once after MPI_Init; for messages only */
@@ -274,6 +289,7 @@ static void ParseOptions(int argc, char** argv, Options* o) {
     else if (strcmp(k, "--check-clock") == 0) { o->check_clock = 1; used = 0; }
     else if (strcmp(k, "--quiet") == 0) { o->quiet = 1; used = 0; }
     else if (strcmp(k, "--paired-comp-ref") == 0) { o->paired_comp_ref = 1; used = 0; }
+    else if (strcmp(k, "--kernel-floor") == 0) { o->kernel_floor = 1; used = 0; }
     else if (strcmp(k, "--comp-alone") == 0) o->comp_alone_order = (int)ParseNumber(v, k, 2, 20000);
     else if (strcmp(k, "--local-rank") == 0) o->local_rank = (int)ParseNumber(v, k, 0, 4095);
     else if (strcmp(k, "--local-size") == 0) o->local_size = (int)ParseNumber(v, k, 1, 4096);
@@ -620,6 +636,8 @@ typedef struct {
   int size;
   void *send, *recv;
   size_t capacity; /* bytes allocated per buffer */
+  int rank;
+  OvKernel* kernel; /* --kernel-floor: the kernel moves the bytes */
 } Coll;
 
 /* Blocks of a buffer: P for allgather and alltoall, one for the others. */
@@ -643,7 +661,65 @@ static void CollReserve(Coll* c, size_t bytes) {
   c->capacity = total;
 }
 
+/* --kernel-floor: the collective's least traffic between the 2 ranks,
+ * started on the helpers (overlap_kernel.h). */
+static void KernelStart(Coll* c) {
+  const size_t n = c->bytes;
+  const int me = c->rank, peer = 1 - me;
+  char* send = c->send;
+  char* recv = c->recv;
+  const void* out = NULL;
+  void* in = NULL;
+  switch (c->coll) {
+    case kIbcast:
+      if (me == 0) out = send;
+      else in = send;
+      break;
+    case kIreduce:
+      if (me == 0) in = recv;
+      else out = send;
+      break;
+    case kIallreduce:
+      out = send;
+      in = recv;
+      break;
+    case kIallgather:
+      memcpy(recv + (size_t)me * n, send, n);
+      out = send;
+      in = recv + (size_t)peer * n;
+      break;
+    case kIalltoall:
+      memcpy(recv + (size_t)me * n, send + (size_t)me * n, n);
+      out = send + (size_t)peer * n;
+      in = recv + (size_t)peer * n;
+      break;
+  }
+  char err[256];
+  if (ov_kernel_start(c->kernel, out, in, n, err, sizeof err) != 0)
+    Die(1, "kernel floor: %s of %zu bytes: %s", kCollNames[c->coll], n, err);
+}
+
+/* The end of KernelStart's transfer, and the reduction where there is one
+ * (the received block plus this rank's own). */
+static void KernelWait(Coll* c) {
+  char err[256];
+  if (ov_kernel_wait(c->kernel, err, sizeof err) != 0)
+    Die(1, "kernel floor: %s of %zu bytes: %s", kCollNames[c->coll], c->bytes,
+        err);
+  if (c->coll == kIallreduce || (c->coll == kIreduce && c->rank == 0)) {
+    double* r = c->recv;
+    const double* s = c->send;
+    const size_t doubles = c->bytes / sizeof(double);
+    for (size_t i = 0; i < doubles; ++i) r[i] += s[i];
+  }
+}
+
 static void CollStart(Coll* c, MPI_Request* req) {
+  if (c->kernel) {
+    *req = MPI_REQUEST_NULL;
+    KernelStart(c);
+    return;
+  }
   const int n = (int)c->bytes;
   const int doubles = (int)(c->bytes / sizeof(double));
   int err = MPI_SUCCESS;
@@ -674,6 +750,35 @@ static void CollStart(Coll* c, MPI_Request* req) {
     MPI_Error_string(err, text, &len);
     Die(1, "%s of %zu bytes failed: %s", kCollNames[c->coll], c->bytes, text);
   }
+}
+
+static void CollWait(Coll* c, MPI_Request* req) {
+  if (c->kernel) KernelWait(c);
+  else MPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+/* --kernel-floor's set-up: rank 1 listens, rank 0 connects (the addresses
+ * go through MPI). Exactly 2 ranks. */
+static void KernelConnect(Coll* c, int size) {
+  if (size != 2)
+    Die(2, "--kernel-floor: %d ranks is not allowed; the kernel floor is "
+           "measured between exactly 2 ranks (one per host)", size);
+  char address[4096], err[256];
+  c->kernel = NULL;
+  if (c->rank == 1) {
+    c->kernel = ov_kernel_listen(address, sizeof address, err, sizeof err);
+    if (!c->kernel) Die(1, "kernel floor: listen: %s", err);
+    MPI_Send(address, (int)strlen(address) + 1, MPI_CHAR, 0, 0,
+             MPI_COMM_WORLD);
+    if (ov_kernel_accept(c->kernel, err, sizeof err) != 0)
+      Die(1, "kernel floor: accept: %s", err);
+  } else {
+    MPI_Recv(address, (int)sizeof address, MPI_CHAR, 1, 0, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    c->kernel = ov_kernel_connect(address, err, sizeof err);
+    if (!c->kernel) Die(1, "kernel floor: connect to %s: %s", address, err);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* ---- the benchmark's state ---- */
@@ -769,7 +874,7 @@ static void TimeCollective(Bench* b) {
   WindowBarrier(&b->clock, &b->window);
   t[0] = LocalNow(&b->clock);
   CollStart(&b->coll, &req);
-  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  CollWait(&b->coll, &req);
   t[1] = LocalNow(&b->clock);
   GatherTimes(b, t, 2);
 }
@@ -876,7 +981,7 @@ static void RunCell(Bench* b, Cell* cell, int order) {
     const double gemm = PoolCpu(&b->pool) - gemm0;
     cpu[2] = ProcessCpu();
     t[2] = LocalNow(&b->clock);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CollWait(&b->coll, &req);
     t[3] = LocalNow(&b->clock);
     cpu[3] = ProcessCpu();
     GatherTimes(b, t, k);
@@ -1446,10 +1551,11 @@ static void PrintSetup(Bench* b) {
   Emit("{\"type\": \"setup\", \"label\": \"%s\", \"ranks\": %d, "
        "\"threads\": %d, \"cpus\": \"%s\", \"comm_cores\": %d, "
        "\"shared_app_cores\": %s, "
-       "\"clock_rtt_us\": %.3f, \"clock_rounds\": %d, \"margin_us\": %.1f}",
+       "\"clock_rtt_us\": %.3f, \"clock_rounds\": %d, \"margin_us\": %.1f, "
+       "\"kernel_floor\": %s}",
        b->o.label, b->size, b->pool.nthreads, cpus, b->o.comm_cores,
        b->window.yield ? "true" : "false", rtt * 1e6, b->clock.rounds,
-       b->window.margin * 1e6);
+       b->window.margin * 1e6, b->o.kernel_floor ? "true" : "false");
 }
 
 int main(int argc, char** argv) {
@@ -1499,6 +1605,8 @@ int main(int argc, char** argv) {
         local_size > b.nnode - b.o.comm_cores;
     PoolStart(&b.pool, b.o.threads ? b.o.threads : b.ncpus, b.cpus, b.ncpus);
     b.coll.size = b.size;
+    b.coll.rank = b.rank;
+    if (b.o.kernel_floor) KernelConnect(&b.coll, b.size);
     PrintSetup(&b);
     Sweep(&b);
     if (b.rank == 0) EmitThreads();
@@ -1550,6 +1658,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < runs; ++i)
       starts[i] = ov_clock_to_local(&b.clock.rt, plan[0] + i * plan[1]);
     const Skew skew = b.clock.skew;
+    if (b.coll.kernel) ov_kernel_free(b.coll.kernel);
     free(b.coll.send);
     free(b.coll.recv);
     free(b.gathered);

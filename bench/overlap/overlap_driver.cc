@@ -54,6 +54,16 @@
 //                     "dedicated" means for a library without a progress
 //                     thread), OMPI_MCA_mpi_yield_when_idle=1 (the ranks
 //                     share the other cores when there are few)
+//   kernel default    not a library: the kernel's floor beside the
+//                     computation (issue 27). overlap_openmpi --kernel-floor
+//                     under Open MPI's launcher: each collective's least
+//                     traffic (2 ranks only) moved by helper threads blocked
+//                     in TCP send/recv (bench/overlap/overlap_kernel.h), MPI
+//                     only around the timed parts. In the jobs with
+//                     --compare on a 2-host cluster; every other library's
+//                     summary then gives its overhead and r_comp minus the
+//                     floor's (overhead_minus_kernel_floor,
+//                     comp_slowdown_minus_kernel_floor).
 // Rondo's jobs: `rondo-run -n N --bind core --timeout S overlap_rondo ARGS`;
 // Open MPI's: `mpirun --allow-run-as-root --oversubscribe -n N --timeout S
 // --map-by core --bind-to core:overload-allowed overlap_openmpi ARGS` with a
@@ -147,7 +157,10 @@ const char* const kCollectives[] = {"ibcast", "ireduce", "iallreduce",
                                     "iallgather", "ialltoall"};
 const char* const kConfigs[] = {"default", "basic", "progress", "dedicated",
                                 "timer"};
-const char* const kLibraries[] = {"rondo", "openmpi", "mpich"};
+// "kernel" is not a library: the kernel's floor beside the computation (the
+// collective's bytes moved by threads blocked in TCP sockets; overlap.c's
+// --kernel-floor, run by Open MPI's build and launcher).
+const char* const kLibraries[] = {"rondo", "openmpi", "mpich", "kernel"};
 constexpr const char* kDefaultTargets = "100,316,1000,3162,10000";
 constexpr const char* kFullTargets =
     "500,1000,2500,5000,10000,25000,50000,100000,250000,500000,1000000";
@@ -210,8 +223,22 @@ struct Config {
 };
 
 Config DescribeConfig(const std::string& library, const std::string& config,
-                      bool cluster) {
+                      bool cluster, int ranks) {
   Config c{library, config, {}, 0, "", ""};
+  if (library == "kernel") {
+    if (config != "default")
+      c.skip_reason = "the kernel floor has one configuration (default)";
+    else if (ranks != 2)
+      c.skip_reason = "the kernel floor is measured between exactly 2 ranks (" +
+                      std::to_string(ranks) + " here)";
+    else
+      c.meaning =
+          std::string("the kernel's floor: the collective's bytes moved by "
+                      "threads blocked in TCP send/recv, no MPI during the "
+                      "computation") +
+          (cluster ? "" : " (over the loopback: not a floor for shared memory)");
+    return c;
+  }
   if (cluster && config == "dedicated") {
     c.skip_reason =
         "an emulated host has no core to spare (bench/cluster gives each "
@@ -637,6 +664,12 @@ class Driver {
     return Join(out, ",");
   }
 
+  // The build of overlap.c a library's jobs run: the kernel floor's is Open
+  // MPI's (MPI only around the timed parts, and no progress thread).
+  static std::string Build(const std::string& library) {
+    return library == "kernel" ? "openmpi" : library;
+  }
+
   // Checks the arguments, finds the programs and plans the jobs; 0, or the
   // exit status (2 bad arguments, 1 nothing can run).
   int Setup() {
@@ -663,11 +696,13 @@ class Driver {
         !Members("--libraries", a_.libraries, kLibraries, &libraries))
       return 2;
     if (!explicit_libraries) libraries = {"rondo"};
+    const bool cluster = hosts_ > 0;
     if (!explicit_libraries && a_.compare) {
       libraries.push_back("openmpi");
       libraries.push_back("mpich");
+      // On a network, the floor every library is read against (issue 27).
+      if (cluster && ranks_ == 2) libraries.push_back("kernel");
     }
-    const bool cluster = hosts_ > 0;
     if (!Members("--configs",
                  !a_.configs.empty() ? a_.configs
                  : cluster           ? kClusterConfigs
@@ -719,8 +754,8 @@ class Driver {
           std::find(std::begin(kLibraries), std::end(kLibraries),
                     o.substr(0, eq)) == std::end(kLibraries))
         return Bad("--program-override: '" + o +
-                   "' is not allowed; expected rondo=PATH, openmpi=PATH or "
-                   "mpich=PATH");
+                   "' is not allowed; expected rondo=PATH, openmpi=PATH, "
+                   "mpich=PATH or kernel=PATH");
       overrides[o.substr(0, eq)] = UserPath(o.substr(eq + 1));
     }
     // Programs.
@@ -729,7 +764,7 @@ class Driver {
       std::string program =
           overrides.count(library)
               ? overrides[library]
-              : FindExecutable(argv0_, "bench/overlap/overlap_" + library,
+              : FindExecutable(argv0_, "bench/overlap/overlap_" + Build(library),
                                &missing);
       if (!program.empty() && !Executable(program)) {
         missing = program + " is not an executable file";
@@ -739,7 +774,7 @@ class Driver {
       if (program.empty()) {
         missing += "; build it with `bazel build -c opt "
                    "//bench/overlap:overlap_" +
-                   library + "`";
+                   Build(library) + "`";
       } else if (cluster && a_.cl.launcher == "srun" && library == "mpich") {
         missing = "Debian's MPICH 4.0.2 has no PMIx client and srun starts "
                   "ranks through PMIx here (--launcher srun runs Rondo and "
@@ -795,7 +830,7 @@ class Driver {
     for (const std::string& config : configs_) {
       for (const char* library : kLibraries) {
         if (programs_.count(library) == 0) continue;
-        Config c = DescribeConfig(library, config, cluster);
+        Config c = DescribeConfig(library, config, cluster, ranks_);
         if (c.skip_reason.empty() && !cluster && c.comm_cores >= processors)
           c.skip_reason = "needs at least " + std::to_string(c.comm_cores + 1) +
                           " processors (this machine has " +
@@ -983,6 +1018,7 @@ class Driver {
       spec.args.push_back(Join(sizes, ","));
     }
     if (a_.quiet) spec.args.push_back("--quiet");
+    if (c.library == "kernel") spec.args.push_back("--kernel-floor");
     std::printf("\njob %zu/%zu%s: %s %s (env %s; --comm-cores %d: %s)\n",
                 k + 1, jobs_.size(),
                 a_.invocations > 1
@@ -1612,6 +1648,7 @@ class Driver {
     PrintProgressCost();
     PrintCommTable();
     PrintPeers();
+    PrintAgainstFloor();
     PrintSpread();
     std::fflush(stdout);
   }
@@ -1795,7 +1832,10 @@ class Driver {
                   Ratio(sm.comp_slowdown_vs_nompi).c_str(),
                   Ratio(impact).c_str(), UsOf(sm.progress_ns_per_mib).c_str(),
                   &job == rondo ? "(reference)"
-                                : Verdict(sm, impact, r, ri).c_str());
+                  : job.config.library == "kernel"
+                      ? "(the floor: no library over this transport does "
+                        "better)"
+                      : Verdict(sm, impact, r, ri).c_str());
     }
     std::printf(
         "(A configuration that overlaps more by taking the computation's "
@@ -1808,6 +1848,46 @@ class Driver {
                     sk["library"].get<std::string>().c_str(),
                     sk["config"].get<std::string>().c_str(),
                     sk["reason"].get<std::string>().c_str());
+  }
+
+  // Issue 27: every configuration against the kernel floor measured beside
+  // the computation in the same run, collective by collective.
+  void PrintAgainstFloor() const {
+    const Job* floor = FindJob("kernel", "default");
+    if (floor == nullptr) return;
+    std::printf(
+        "\nAgainst the kernel floor beside the computation (job kernel:default:"
+        " the same methodology, the bytes moved by threads blocked in TCP "
+        "send/recv; the least any library over this transport can reach): "
+        "overhead ratio and r_comp minus the floor's, medians of the "
+        "summarized cells (0 = at the floor)\n");
+    std::printf("%-18s", "library:config");
+    for (const std::string& coll : collectives_)
+      std::printf(" %15s", coll.c_str());
+    std::printf(" %15s\n", "all");
+    auto diff = [](double x, double f) {
+      char buf[32];
+      if (!std::isfinite(x) || !std::isfinite(f)) return std::string("-");
+      std::snprintf(buf, sizeof buf, "%+.2f", x - f);
+      return std::string(buf);
+    };
+    std::vector<std::string> colls = collectives_;
+    colls.push_back("");
+    for (const Job& job : jobs_) {
+      std::printf("%-18s",
+                  (job.config.library + ":" + job.config.config).c_str());
+      for (const std::string& coll : colls) {
+        const Summary x = SummaryOf(job, coll), f = SummaryOf(*floor, coll);
+        const std::string text =
+            &job == floor ? Ratio(f.overhead) + " / " + Ratio(f.comp_slowdown)
+                          : diff(x.overhead, f.overhead) + " / " +
+                                diff(x.comp_slowdown, f.comp_slowdown);
+        std::printf(" %15s", text.c_str());
+      }
+      std::printf("%s\n", &job == floor ? "  (the floor itself: overhead / "
+                                          "r_comp)"
+                                        : "");
+    }
   }
 
   // The verdict of configuration x against Rondo's defaults r on the three
@@ -2022,6 +2102,17 @@ class Driver {
                    {"invocations", a_.invocations},
                    {"what",
                     "median over the valid, significant diagonal cells"}};
+        // Issue 27: the kernel floor beside the computation, same run.
+        if (const Job* floor = FindJob("kernel", "default");
+            floor != nullptr && floor != &job) {
+          const Summary f = SummaryOf(*floor, coll);
+          r.extra["kernel_floor_overhead_ratio"] = OrNull(f.overhead);
+          r.extra["kernel_floor_comp_slowdown"] = OrNull(f.comp_slowdown);
+          r.extra["overhead_minus_kernel_floor"] =
+              OrNull(sm.overhead - f.overhead);
+          r.extra["comp_slowdown_minus_kernel_floor"] =
+              OrNull(sm.comp_slowdown - f.comp_slowdown);
+        }
         if (coll.empty()) {
           // Every invocation's overall median and their spread.
           const std::vector<double> v =

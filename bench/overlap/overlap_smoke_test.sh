@@ -280,3 +280,35 @@ with open(sys.argv[3]) as f:
 assert sorted(r[1] for r in impact) == ["basic", "dedicated"], impact
 print(f"overlap_smoke_test: ok ({valid} of {len(want)} cells valid)")
 PY
+
+# The kernel floor (issue 27): not a library but the same methodology with
+# the bytes moved by threads blocked in TCP sockets, under Open MPI's
+# launcher. Its cells are measured and it is read as the floor, not as a peer.
+if [ -x /usr/bin/mpirun ]; then
+  "$dir/overlap" --libraries rondo,kernel --configs default,basic \
+    --collectives iallreduce,ialltoall --comm-us 2000 --comp-us 2000 \
+    --reps 3 --tolerance 1 --json "$tmp/k.json" --plot-dir "$tmp/kplots" \
+    > "$tmp/k.txt"
+  grep -q "^job 1/3: rondo default" "$tmp/k.txt"
+  grep -q "^job 2/3: kernel default" "$tmp/k.txt"
+  grep -q "kernel basic skipped: the kernel floor has one configuration" "$tmp/k.txt"
+  grep -q "^Against the kernel floor beside the computation" "$tmp/k.txt"
+  "$py" - "$tmp/k.json" <<'PY'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["failed"] == [], doc["failed"]
+configs = {(c["library"], c["config"]): c for c in doc["configs"]}
+k = configs[("kernel", "default")]
+assert k["setup"]["kernel_floor"] is True, k["setup"]
+assert configs[("rondo", "default")]["setup"]["kernel_floor"] is False
+assert "--kernel-floor" in k["command"], k["command"]
+cases = {r["case"]: r for r in doc["results"]}
+for coll in ("iallreduce", "ialltoall"):
+    c = cases[f"overlap:kernel:default:{coll}:2000:2000"]
+    assert c["bytes"] > 0 and math.isfinite(c["t_comm_ref_ns"]), c
+    s = cases[f"summary:rondo:default:{coll}"]
+    assert "kernel_floor_overhead_ratio" in s and "overhead_minus_kernel_floor" in s, s
+    assert "kernel_floor_overhead_ratio" not in cases[f"summary:kernel:default:{coll}"]
+print("overlap_smoke_test: the kernel floor ok")
+PY
+fi

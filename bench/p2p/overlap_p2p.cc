@@ -53,7 +53,7 @@
 //   kernel       the physical floor, not Rondo: the same protocol over a
 //                plain TCP connection between the two ranks, each with a
 //                thread blocked in send()/recv(MSG_WAITALL) on the whole
-//                message (bench/p2p/tcp_floor.h). The kernel alone moves the
+//                message (bench/common/tcp_floor.h). The kernel alone moves the
 //                bytes, so its slowdown of the receiver's computation is
 //                the kernel's own cost of the bytes on that core. On the
 //                sending side, send() returns once the bytes are queued in
@@ -97,7 +97,7 @@
 #include "bench/common/jobs.h"
 #include "bench/common/report.h"
 #include "bench/p2p/nmad_bench.h"
-#include "bench/p2p/tcp_floor.h"
+#include "bench/common/tcp_floor.h"
 
 namespace rondo::bench {
 namespace {

@@ -1,4 +1,4 @@
-// bench/p2p/tcp_floor: the physical floor of a background transfer over
+// bench/common/tcp_floor: the physical floor of a background transfer over
 // the kernel's TCP, for overlap_p2p's mode `kernel`.
 //
 // Each rank has one helper thread blocked in the kernel on whole messages
@@ -13,8 +13,8 @@
 // Set-up: rank 1 listens on an ephemeral port of every address and gives
 // rank 0 its IPv4 addresses and the port (ListenerAddress); rank 0 tries
 // them in order (Connect). Thread-safety: one thread calls Post and Wait.
-#ifndef RONDO_BENCH_P2P_TCP_FLOOR_H_
-#define RONDO_BENCH_P2P_TCP_FLOOR_H_
+#ifndef RONDO_BENCH_COMMON_TCP_FLOOR_H_
+#define RONDO_BENCH_COMMON_TCP_FLOOR_H_
 
 #include <condition_variable>
 #include <cstddef>
@@ -68,4 +68,4 @@ class TcpFloor {
 
 }  // namespace rondo::bench
 
-#endif  // RONDO_BENCH_P2P_TCP_FLOOR_H_
+#endif  // RONDO_BENCH_COMMON_TCP_FLOOR_H_

@@ -1,4 +1,4 @@
-#include "bench/p2p/tcp_floor.h"
+#include "bench/common/tcp_floor.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

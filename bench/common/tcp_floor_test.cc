@@ -1,4 +1,4 @@
-#include "bench/p2p/tcp_floor.h"
+#include "bench/common/tcp_floor.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
