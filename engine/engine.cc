@@ -162,7 +162,10 @@ Engine::Engine(EngineOptions options)
       // may go (the process's mask).
       const topology::CpuSet& own = rank_cores_[options_.local_rank];
       cfg.bind = cfg.bind && own.Count() == 1 && own.Test(core);
-      cfg.batch = options_.quiet_batch;
+      cfg.batch =
+          options_.quiet_sched == EngineOptions::QuietSched::kBatch;
+      cfg.stream =
+          options_.quiet_sched == EngineOptions::QuietSched::kStream;
     }
     threads_.push_back(std::make_unique<ProgressThread>(
         *tree_, node_sleepers_.get(), cfg, [this, core, mode, audit] {

@@ -1,6 +1,8 @@
 #include "engine/engine.h"
 
+#include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -422,7 +424,7 @@ TEST_CASE("quiet progress under SCHED_BATCH: the policy is the thread's "
   Probe p;
   Task t;
   EngineOptions options = QuietOptions();
-  options.quiet_batch = true;
+  options.quiet_sched = EngineOptions::QuietSched::kBatch;
   Engine engine(options);
   const ProgressThread& q = *engine.threads().at(0);
   REQUIRE(Eventually([&] { return q.sleeping(); }));
@@ -440,6 +442,75 @@ TEST_CASE("quiet progress under SCHED_BATCH: the policy is the thread's "
   CHECK(q.activations() >= 1);
   engine.EndBackground();
   REQUIRE(Eventually([&] { return q.sleeping(); }));
+}
+
+// An eventfd that a test thread writes: a transport announcing arrivals.
+struct EventSource final : WakeupSource {
+  int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  std::atomic<bool> finish{false};
+  ~EventSource() override { close(efd); }
+  int fd() const noexcept override { return efd; }
+  bool Arm() noexcept override {  // armed unless an event is pending
+    pollfd p{efd, POLLIN, 0};
+    return poll(&p, 1, 0) == 0;
+  }
+  void Announce() {
+    const uint64_t one = 1;
+    REQUIRE(write(efd, &one, sizeof one) == sizeof one);
+  }
+};
+
+// The source's polling task: work when it consumed an event.
+TaskResult ConsumeEvents(void* arg) noexcept {
+  auto* s = static_cast<EventSource*>(arg);
+  uint64_t v = 0;
+  const bool event = read(s->efd, &v, sizeof v) == sizeof v;
+  if (s->finish.load()) return TaskResult::kDone;
+  return event ? TaskResult::kProgress : TaskResult::kIdle;
+}
+
+TEST_CASE("quiet progress, stream policy (the default): SCHED_BATCH while "
+          "events stream, SCHED_OTHER again once the work is done",
+          "[engine][quiet]") {
+  EventSource src;  // outlives the engine
+  Task t;
+  EngineOptions options = QuietOptions();
+  REQUIRE(options.quiet_sched == EngineOptions::QuietSched::kStream);
+  Engine engine(options);
+  engine.AddWakeupSource(&src);
+  const ProgressThread& q = *engine.threads().at(0);
+  REQUIRE(Eventually([&] { return q.sleeping(); }));
+  CHECK_FALSE(q.batch());
+  t.Init(&ConsumeEvents, &src, CpuSet::Single(q.core()),
+         TaskOptions{.repeat = true, .name = "events"});
+  engine.EnterCall();
+  engine.BeginBackground();
+  REQUIRE(engine.Submit(t) == Status::kOk);
+  engine.ExitCall();
+  // A stream: an event every 200 us (faster than a 1 Gbit/s link's
+  // ~64 KiB every 0.5 ms), until the thread has switched or 10 s passed.
+  std::atomic<bool> streaming{true};
+  std::thread writer([&] {
+    while (streaming.load()) {
+      const uint64_t one = 1;
+      (void)!write(src.efd, &one, sizeof one);
+      std::this_thread::sleep_for(200us);
+    }
+  });
+  const bool switched = Eventually([&] { return q.stream_switches() > 0; });
+  streaming.store(false);
+  writer.join();
+  CHECK(switched);
+  // The work done: the thread's activation ends under SCHED_OTHER (no
+  // thread is left under SCHED_BATCH by a stream that stopped).
+  src.finish.store(true);
+  src.Announce();
+  REQUIRE(Eventually([&] { return t.finished(); }));
+  engine.EndBackground();
+  CHECK(Eventually([&] {
+    return q.sleeping() && sched_getscheduler(q.tid()) == SCHED_OTHER;
+  }));
+  engine.RemoveWakeupSource(&src);
 }
 
 TEST_CASE("quiet progress: an application that keeps calling in keeps the "

@@ -122,16 +122,22 @@ std::vector<Var> MakeTable() {
          o.quiet_period_us = ParseInt(v, 10, 100000);
        },
        [](const EngineOptions& o) { return std::to_string(o.quiet_period_us); }},
-      {"RONDO_QUIET_SCHED", "normal", "normal|batch",
-       "scheduling policy of a quiet progress thread (batch: its wake-ups "
-       "wait for the computation's time slice instead of preempting it)",
+      {"RONDO_QUIET_SCHED", "stream", "normal|batch|stream",
+       "scheduling policy of a quiet progress thread (normal: its wake-ups "
+       "preempt the computation; batch: they wait for the computation's "
+       "time slice; stream: normal, and batch while bytes stream)",
        [](EngineOptions& o, const std::string& v) {
-         if (v != "normal" && v != "batch")
-           throw std::invalid_argument("not normal or batch");
-         o.quiet_batch = v == "batch";
+         using Q = EngineOptions::QuietSched;
+         if (v == "normal") o.quiet_sched = Q::kNormal;
+         else if (v == "batch") o.quiet_sched = Q::kBatch;
+         else if (v == "stream") o.quiet_sched = Q::kStream;
+         else throw std::invalid_argument("not normal, batch or stream");
        },
        [](const EngineOptions& o) {
-         return std::string(o.quiet_batch ? "batch" : "normal");
+         using Q = EngineOptions::QuietSched;
+         return std::string(o.quiet_sched == Q::kNormal  ? "normal"
+                            : o.quiet_sched == Q::kBatch ? "batch"
+                                                         : "stream");
        }},
       {"RONDO_TIMER_CORES", "app", "app|none|<core list such as 0,2-3>",
        "cores that get a timer thread",

@@ -73,11 +73,18 @@ struct EngineOptions {
   // doubles up to 16 times this.
   int64_t quiet_period_us = 100;
   // RONDO_QUIET_SCHED: the quiet progress thread's scheduling policy.
-  // "batch" (SCHED_BATCH): a wake-up of the thread (a socket event) does
-  // not preempt the computation on its core; it runs when the computation's
-  // time slice ends (docs/overlap.md, "What the computing core pays").
-  // "normal" (SCHED_OTHER): it preempts at once.
-  bool quiet_batch = false;
+  // "normal" (SCHED_OTHER): a wake-up of the thread (a socket event)
+  // preempts the computation on its core at once. "batch" (SCHED_BATCH): it
+  // never does; it runs when the computation's time slice ends
+  // (docs/overlap.md, "What the computing core pays"). "stream" (the
+  // default): normal, so that a protocol event (a rendezvous request, a
+  // collective's next step) is answered at once, and batch while bytes
+  // stream (fd wake-ups that find work less than 2 ms apart), so that each
+  // wake-up then moves a time slice's worth of bytes; back to normal when a
+  // wake-up completes background work, finds nothing, or the activation
+  // ends (ProgressThread::QuietLoop).
+  enum class QuietSched { kNormal, kBatch, kStream };
+  QuietSched quiet_sched = QuietSched::kStream;
   // RONDO_TIMER_CORES: cores with a timer thread: "app" (the application
   // core), "none", or a list such as "0,2".
   std::string timer_cores = "app";

@@ -1,6 +1,7 @@
 #include "engine/options.h"
 
 #include <cstdlib>
+#include <utility>
 #include <catch2/catch.hpp>
 
 namespace rondo::engine {
@@ -105,13 +106,16 @@ TEST_CASE("node CPUs, quiet progress and the automatic timer",
     ScopedEnv a("RONDO_QUIET_SCHED", "idle");
     CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),
                       Catch::Contains("RONDO_QUIET_SCHED: 'idle'") &&
-                          Catch::Contains("normal|batch"));
+                          Catch::Contains("normal|batch|stream"));
   }
-  {
-    ScopedEnv a("RONDO_QUIET_SCHED", "batch");
-    CHECK(EngineOptions::FromEnvironment().quiet_batch);
+  using Q = EngineOptions::QuietSched;
+  for (auto [text, want] : {std::pair{"batch", Q::kBatch},
+                            std::pair{"normal", Q::kNormal},
+                            std::pair{"stream", Q::kStream}}) {
+    ScopedEnv a("RONDO_QUIET_SCHED", text);
+    CHECK(EngineOptions::FromEnvironment().quiet_sched == want);
   }
-  CHECK_FALSE(EngineOptions::FromEnvironment().quiet_batch);
+  CHECK(EngineOptions::FromEnvironment().quiet_sched == Q::kStream);
   {
     ScopedEnv a("RONDO_PROGRESS", "spread");
     CHECK_THROWS_WITH(EngineOptions::FromEnvironment(),

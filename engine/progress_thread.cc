@@ -251,6 +251,18 @@ void ProgressThread::QuietSleep() {
   sleep_word_.store(kAwake, std::memory_order_release);
 }
 
+void ProgressThread::SetBatch(bool batch) noexcept {
+  if (batch == batch_now_) return;
+  // This thread only (pid 0 = the caller); unprivileged both ways (a
+  // thread may always lower itself to SCHED_BATCH and back to SCHED_OTHER
+  // at nice 0). Where it fails the thread keeps its policy.
+  const sched_param param{};
+  if (sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &param) != 0)
+    return;
+  batch_now_ = batch;
+  if (batch) stream_switches_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void ProgressThread::QuietLoop() {
   const int core = config_.core;
   QuietSignals& q = *config_.quiet;
@@ -305,18 +317,54 @@ void ProgressThread::QuietLoop() {
     // armed (a driver without a wake-up fd) it falls back to bounded
     // polling, one pass per tick (half a period), and counts it
     // (fallback_ticks(): rondo-info and bench/overlap print them).
+    //
+    // RONDO_QUIET_SCHED=stream (Config::stream, the default): the thread
+    // runs under SCHED_OTHER, so that the first event of a transfer (a
+    // rendezvous request to answer, a collective's next step) preempts the
+    // computation at once. Once fd wake-ups that find work come less than
+    // kStreamGapNs apart, bytes are streaming (at 1 Gbit/s a wake-up every
+    // ~0.5 ms, ~64 KiB each): the thread goes to SCHED_BATCH, so that its
+    // next wake-ups wait for the computation's time slice and each moves a
+    // slice's worth of bytes. The kernel keeps receiving into the socket
+    // buffer meanwhile; what changes is how often the computation is
+    // interrupted (bench/overlap against its kernel floor,
+    // docs/overlap.md). Back to SCHED_OTHER as soon as a pass completes
+    // background work (a new protocol phase may start), a wake-up finds
+    // nothing, the fd sleep times out, or the activation ends.
     period = first;
     activations_.fetch_add(1, std::memory_order_relaxed);
     const int64_t tick = std::max<int64_t>(first / 2, 1000);
     constexpr int kMaxStreak = 16;
+    constexpr int64_t kStreamGapNs = 2000000;
     int streak = 0;
     bool retried = false;
     bool timed_out = false;
+    bool fd_woken = false;        // the last sleep ended by an event
+    int64_t last_event_ns = -1;   // the last fd wake-up that found work
     while (!stop_.load(std::memory_order_relaxed)) {
+      const int64_t pending = config_.stream
+                                  ? q.background.load(std::memory_order_relaxed)
+                                  : 0;
       const int worked = tree_.ScheduleFrom(core);
       if (inside() || entered() != seen) {
         seen = entered();
         break;
+      }
+      if (config_.stream) {
+        if (worked > 0 &&
+            q.background.load(std::memory_order_relaxed) < pending) {
+          SetBatch(false);  // work completed: answer the next step at once
+          last_event_ns = -1;
+        } else if (fd_woken && worked > 0) {
+          const int64_t now = MonotonicNs();
+          if (last_event_ns >= 0 && now - last_event_ns < kStreamGapNs)
+            SetBatch(true);
+          last_event_ns = now;
+        } else if (fd_woken) {
+          SetBatch(false);  // woken for nothing
+          last_event_ns = -1;
+        }
+        fd_woken = false;
       }
       if (worked > 0) {
         busy_passes_.fetch_add(1, std::memory_order_relaxed);
@@ -335,10 +383,13 @@ void ProgressThread::QuietLoop() {
       switch (SleepOnSources(int64_t{kQuietFdSleepMs} * 1000000)) {
         case FdSleep::kWoken:
           retried = false;
+          fd_woken = true;
           break;
         case FdSleep::kTimedOut:
           timed_out = true;
           retried = false;
+          if (config_.stream) SetBatch(false);
+          last_event_ns = -1;
           break;
         case FdSleep::kNotArmed:
           // Events are pending (a pass will find them) or a rail is held
@@ -357,6 +408,9 @@ void ProgressThread::QuietLoop() {
           break;
       }
     }
+    // The activation is over (the application came back, or the work is
+    // done): the next one starts by answering at once.
+    if (config_.stream) SetBatch(false);
   }
 }
 

@@ -94,6 +94,9 @@ class ProgressThread {
     // Run under SCHED_BATCH: the scheduler lets a woken thread wait for the
     // running thread's time slice instead of preempting it.
     bool batch = false;
+    // kQuiet: SCHED_BATCH only while bytes stream (RONDO_QUIET_SCHED=stream,
+    // EngineOptions::quiet_sched).
+    bool stream = false;
   };
 
   // `on_start` runs first on the new thread (the engine records the
@@ -170,6 +173,11 @@ class ProgressThread {
   // Whether the thread runs under SCHED_BATCH (Config::batch and the call
   // succeeded).
   bool batch() const { return batch_.load(std::memory_order_acquire); }
+  // Config::stream: how many times the thread went to SCHED_BATCH because
+  // bytes streamed.
+  uint64_t stream_switches() const {
+    return stream_switches_.load(std::memory_order_relaxed);
+  }
 
   // How long a quiet thread sleeps on its fds at most while the application
   // computes with work pending: a safety net (rondo-info prints its cost).
@@ -194,6 +202,9 @@ class ProgressThread {
   // kQuiet: sleeps until OnApplicationLeft() or Stop(), unless background
   // work is pending while no application thread is inside Rondo.
   void QuietSleep();
+  // Config::stream: this thread's policy, SCHED_BATCH or SCHED_OTHER (a
+  // syscall only when it changes).
+  void SetBatch(bool batch) noexcept;
   // Sleeps `ns` (interruptible by Stop()).
   void SleepFor(int64_t ns);
   // The sleep handshake; returns after a wake-up (or at once if work or a
@@ -233,6 +244,8 @@ class ProgressThread {
   std::atomic<uint64_t> activations_{0};
   std::atomic<uint64_t> fallback_ticks_{0};
   std::atomic<uint64_t> strands_{0};
+  std::atomic<uint64_t> stream_switches_{0};
+  bool batch_now_ = false;  // Config::stream: under SCHED_BATCH (own thread)
   std::vector<pollfd> fds_;  // SleepOnSources' set, reused
   WakeupRegistry* registry_ = nullptr;
   int wake_fd_ = -1;  // eventfd, written by Wake() while kAsleepOnFds

@@ -296,6 +296,17 @@ int main(int argc, char** argv) {
                                  .c_str(),
                     100.0 * pass_ns / period_ns);
       out << cost;
+      using Q = rondo::engine::EngineOptions::QuietSched;
+      const Q sched = engine.options().quiet_sched;
+      out << "rank " << rank << " quiet progress policy (RONDO_QUIET_SCHED): "
+          << (sched == Q::kStream
+                  ? "stream: a transfer's first events preempt the "
+                    "computation, then SCHED_BATCH while bytes stream"
+              : sched == Q::kBatch
+                  ? "batch: its wake-ups wait for the computation's time "
+                    "slice"
+                  : "normal: every event preempts the computation")
+          << "\n";
       std::cout << out.str() << std::flush;
       return 0;  // ~Core: a barrier, then the bootstrap's Finalize
     }

@@ -2,6 +2,7 @@
 // CASE`. Every rank runs CASE; a failed check prints what was expected and
 // what was seen and exits 1, so rondo-run (and the sh_test) fails.
 #include <signal.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -634,12 +635,22 @@ void Background(Ctx& c) {
         CHECK_EQ(t->strands(), 0u);
         std::printf("quiet progress thread: %llu activations, %llu skipped "
                     "checks, %llu fd sleeps, %llu fallback ticks, %llu "
-                    "strands\n",
+                    "strands, %llu switches to SCHED_BATCH\n",
                     static_cast<unsigned long long>(t->activations()),
                     static_cast<unsigned long long>(t->skipped_ticks()),
                     static_cast<unsigned long long>(t->fd_sleeps()),
                     static_cast<unsigned long long>(t->fallback_ticks()),
-                    static_cast<unsigned long long>(t->strands()));
+                    static_cast<unsigned long long>(t->strands()),
+                    static_cast<unsigned long long>(t->stream_switches()));
+        // RONDO_QUIET_SCHED=stream (the default): whatever the stream
+        // did, the thread is back under SCHED_OTHER once the work is done
+        // (its activation ends; bounded wait: it may still be finishing).
+        if (!t->batch()) {
+          while (sched_getscheduler(t->tid()) != SCHED_OTHER &&
+                 std::chrono::steady_clock::now() < give_up)
+            std::this_thread::yield();
+          CHECK_EQ(sched_getscheduler(t->tid()), SCHED_OTHER);
+        }
         if (std::getenv("NMAD_CHECK_EXPECT_FD_EVENTS") != nullptr) {
           // A transport that announces its steps (UCX over TCP): the
           // thread never fell back to polling. (It slept on its fds when
