@@ -25,7 +25,9 @@ struct ThreadCore {
   uint64_t engine_id = 0;
   int core = -1;
 };
-thread_local ThreadCore thread_core;
+// Initial-exec TLS: read by CurrentCore() on the waiters' path (see
+// t_held_rail in nmad/rail.h).
+thread_local ThreadCore thread_core __attribute__((tls_model("initial-exec")));
 
 int64_t MonotonicNs() {
   timespec ts;

@@ -194,6 +194,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   std::unique_ptr<RemoteMemory> remote_memory;
   topology::CpuSet task_cpus;  // where this core's tasks run
   uint32_t idle_before_yield = 64;  // 1 when oversubscribed
+  std::atomic<uint32_t> progress_passes{0};  // Progress()'s, for its rhythm
   int loopback = 0;                          // index of the loopback rail
   std::vector<std::unique_ptr<Gate>> gates;
   std::atomic<bool> stopping{false};
@@ -1253,7 +1254,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // the other tasks queued on this core's path run too (bench/p2p/pingpong
   // measured ~30% of a small-message round trip in that walk).
   int Progress() noexcept {
-    thread_local uint32_t pass = 0;
     int n = 0;
     for (auto& r : rails)
       if (r->HasWork()) n += r->Poll();
@@ -1261,7 +1261,12 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     // just done by hand); other tasks queued on this core's path get a pass
     // one time in four, and the tree is walked one time in 64 regardless.
     // The check reads the path's queue sizes and writes nothing.
-    ++pass;
+    // The pass count is the core's, not the thread's: a relaxed load and
+    // store (waiters racing on it only move the 1-in-4 and 1-in-64 passes
+    // between them), where a thread_local cost a call to __tls_get_addr
+    // in the shared library on every pass.
+    const uint32_t pass = progress_passes.load(std::memory_order_relaxed) + 1;
+    progress_passes.store(pass, std::memory_order_relaxed);
     if (((pass & 3) == 0 && OtherTasksOnPath()) || (pass & 63) == 0)
       n += engine->Poll();
     if ((pass & 63) == 0) n += CheckBootstrapFailures();

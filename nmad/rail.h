@@ -71,8 +71,12 @@ struct PacketBuf {
 };
 
 struct Rail;
-// The rail this thread holds, or null.
-inline constinit thread_local Rail* t_held_rail = nullptr;
+// The rail this thread holds, or null. Initial-exec TLS: read on every
+// poll, and in the shared library the default model is a call to
+// __tls_get_addr per access (8 bytes of the static TLS block instead, which
+// a dlopen()ed librondo.so also gets from glibc's reserve).
+inline constinit thread_local Rail* t_held_rail
+    __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Adds `n` to a counter that only the holder of its rail writes (a plain
 // load and store, no locked instruction).
