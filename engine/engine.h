@@ -185,6 +185,9 @@ class Engine {
   // through BindCurrentThread() or is an engine thread, else the core it
   // runs on now.
   int CurrentCore() const noexcept;
+  // This engine's number, unique in the process (never reused): a key for
+  // what a thread caches about it.
+  uint64_t id() const noexcept { return id_; }
   // Binds the calling thread to `core` (a no-op with a warning on synthetic
   // topologies) and makes Poll/Wait on this thread schedule from `core`.
   // Throws std::invalid_argument for a core that does not exist.

@@ -159,6 +159,20 @@ struct SessionState : SessionQueues {
   AmHandlers handlers;  // nmad/active_messages.h
 };
 
+struct CoreImpl;
+
+// What a waiting thread caches of its core for CoreImpl::OtherTasksOnPath:
+// keyed by the engine (whose ids are never reused, so `core` is always one
+// of that engine's) and the CoreImpl. Initial-exec TLS (see t_held_rail).
+struct WaiterCore {
+  uint64_t engine_id = 0;
+  const CoreImpl* impl = nullptr;
+  int core = 0;
+  int64_t own = 0;
+};
+constinit thread_local WaiterCore t_waiter
+    __attribute__((tls_model("initial-exec"))) = {};
+
 struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // First: destroyed last, after everything that holds their objects.
   Pool<RecvOp> recv_pool;
@@ -1267,7 +1281,8 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     // in the shared library on every pass.
     const uint32_t pass = progress_passes.load(std::memory_order_relaxed) + 1;
     progress_passes.store(pass, std::memory_order_relaxed);
-    if (((pass & 3) == 0 && OtherTasksOnPath()) || (pass & 63) == 0)
+    if (((pass & 3) == 0 && OtherTasksOnPath((pass & 63) == 0)) ||
+        (pass & 63) == 0)
       n += engine->Poll();
     if ((pass & 63) == 0) n += CheckBootstrapFailures();
     return n;
@@ -1275,16 +1290,27 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
 
   // Whether tasks other than the rails' polling tasks are queued on the
   // calling thread's path (a polling task being run elsewhere is not
-  // queued: then one other task may wait for the 1-in-64 pass).
-  bool OtherTasksOnPath() const noexcept {
-    const int core = engine->CurrentCore();
-    int64_t own = 0;
-    if (!rails.empty()) {
-      const int node = rails[0]->poll_task.queue_node();
-      for (int n : engine->queue_tree().PathOf(core))
-        if (n == node) own = static_cast<int64_t>(rails.size());
+  // queued: then one other task may wait for the 1-in-64 pass). The
+  // thread's core and the count of this core's polling tasks on its path
+  // are looked up again when `refresh` (one pass in 64) or for another
+  // engine or core (t_waiter): Engine::CurrentCore is mostly sched_getcpu,
+  // 67 instructions, where the rest of the check is a few loads. A thread
+  // that moved meanwhile is seen by the 1-in-64 Engine::Poll, which looks
+  // its core up afresh.
+  bool OtherTasksOnPath(bool refresh) const noexcept {
+    WaiterCore& w = t_waiter;
+    if (refresh || w.engine_id != engine->id() || w.impl != this) {
+      w.engine_id = engine->id();
+      w.impl = this;
+      w.core = engine->CurrentCore();
+      w.own = 0;
+      if (!rails.empty()) {
+        const int node = rails[0]->poll_task.queue_node();
+        for (int n : engine->queue_tree().PathOf(w.core))
+          if (n == node) w.own = static_cast<int64_t>(rails.size());
+      }
     }
-    return engine->queued_on_path(core) > own;
+    return engine->queued_on_path(w.core) > w.own;
   }
 
   // ---- failures ----
