@@ -161,10 +161,14 @@ struct SessionState : SessionQueues {
 
 struct CoreImpl;
 
-// What a waiting thread caches of its core for CoreImpl::OtherTasksOnPath:
-// keyed by the engine (whose ids are never reused, so `core` is always one
-// of that engine's) and the CoreImpl. Initial-exec TLS (see t_held_rail).
+// A waiting thread's own state for CoreImpl::Progress: its pass count (the
+// rhythm of the 1-in-4 and 1-in-64 passes), and what it caches of its core
+// for OtherTasksOnPath, keyed by the engine (whose ids are never reused, so
+// `core` is always one of that engine's) and the CoreImpl. Initial-exec TLS
+// (see t_held_rail): a load from %fs, no call, and no line shared with the
+// other waiters.
 struct WaiterCore {
+  uint32_t pass = 0;
   uint64_t engine_id = 0;
   const CoreImpl* impl = nullptr;
   int core = 0;
@@ -208,7 +212,6 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   std::unique_ptr<RemoteMemory> remote_memory;
   topology::CpuSet task_cpus;  // where this core's tasks run
   uint32_t idle_before_yield = 64;  // 1 when oversubscribed
-  std::atomic<uint32_t> progress_passes{0};  // Progress()'s, for its rhythm
   int loopback = 0;                          // index of the loopback rail
   std::vector<std::unique_ptr<Gate>> gates;
   std::atomic<bool> stopping{false};
@@ -1275,12 +1278,7 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
     // just done by hand); other tasks queued on this core's path get a pass
     // one time in four, and the tree is walked one time in 64 regardless.
     // The check reads the path's queue sizes and writes nothing.
-    // The pass count is the core's, not the thread's: a relaxed load and
-    // store (waiters racing on it only move the 1-in-4 and 1-in-64 passes
-    // between them), where a thread_local cost a call to __tls_get_addr
-    // in the shared library on every pass.
-    const uint32_t pass = progress_passes.load(std::memory_order_relaxed) + 1;
-    progress_passes.store(pass, std::memory_order_relaxed);
+    const uint32_t pass = ++t_waiter.pass;  // this thread's (t_waiter)
     if (((pass & 3) == 0 && OtherTasksOnPath((pass & 63) == 0)) ||
         (pass & 63) == 0)
       n += engine->Poll();
