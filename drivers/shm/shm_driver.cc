@@ -628,6 +628,10 @@ int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
       break;
     }
     p.head += f.bytes;
+    // The next header may start a line the producer wrote last (it zeroed
+    // it): ask for it now, so that the look after this frame's handler
+    // does not stall the handler's caller behind a cross-core fetch.
+    __builtin_prefetch(p.in + (p.head & (ring_bytes_ - 1)));
     if (f.type == FrameType::kPacket) [[likely]] {
       if (sink_ != nullptr) sink_->OnPacket(p.rank, rail_, f.data, f.len);
     } else if (f.type == FrameType::kSkip) {
@@ -638,8 +642,7 @@ int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
     ++n;
   }
   if (p.head != p.published) {
-    segment_->control(p.local, options_.local)
-        .head.store(p.head, std::memory_order_release);
+    p.published_head->store(p.head, std::memory_order_release);
     p.published = p.head;
   }
   return n;
@@ -722,12 +725,36 @@ int ShmDriver::Poll() noexcept {
   if (closed_) return 0;
   // Awake: senders need not ring (a plain load first, the line stays
   // shared while nobody sleeps).
-  if (wakeup_fd_ >= 0) {
-    RankSlot& slot = segment_->slot(options_.local);
-    if (slot.doorbell.load(std::memory_order_relaxed) != 0)
-      slot.doorbell.store(0, std::memory_order_relaxed);
-  }
+  if (wakeup_fd_ >= 0 && my_doorbell_->load(std::memory_order_relaxed) != 0)
+    segment_->slot(options_.local).doorbell.store(0, std::memory_order_relaxed);
   int n = 0;
+  if (!deferred_.load(std::memory_order_relaxed)) [[likely]] {
+    // Nothing queued (every push to ready_, failures_, controls or
+    // streams sets deferred_): only frames to read, and the handlers may
+    // queue something (an RTS's receive, a failure), delivered at once.
+    // The message path of a waiter: no other walk over the peers.
+    for (Peer* p : by_local_)
+      if (p != nullptr && !p->failed &&
+          LoadHeader(p->in, ring_bytes_, p->head) != 0)
+        n += Drain(*p);
+    if (deferred_.load(std::memory_order_relaxed)) {
+      n += DeliverReady();
+      UpdateDeferred();
+    }
+    if (n > 0) {
+      idle_polls_ = 0;
+      return n;
+    }
+    if (liveness_due_.load(std::memory_order_relaxed)) {
+      liveness_due_.store(false, std::memory_order_relaxed);
+    } else if (++idle_polls_ < options_.liveness_polls) {
+      return 0;
+    }
+    n = CheckLiveness();
+    n += DeliverReady();
+    UpdateDeferred();
+    return n;
+  }
   if (!HasFrames()) {
     // Nothing to read, write or deliver (the common case of a waiter's
     // loop): one load per peer's ring, then the liveness count (or the

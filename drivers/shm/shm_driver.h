@@ -178,8 +178,9 @@ class ShmDriver final : public Driver {
     uint32_t head = 0;         // consumer: bytes read (peer -> this)
     uint32_t published = 0;    // consumer: last head stored
     const uint8_t* in = nullptr;  // consumer: the ring peer -> this
-    // consumer: where `published` is stored (HasWork reads it)
-    const std::atomic<uint32_t>* published_head = nullptr;
+    // consumer: where `published` is stored (Drain writes it, HasWork and
+    // the producer read it)
+    std::atomic<uint32_t>* published_head = nullptr;
     uint8_t* out = nullptr;    // producer: the ring this -> peer
     int full_count = 0;
     std::deque<Control> controls;  // waiting for FIFO space
