@@ -153,7 +153,8 @@ std::vector<Var> MakeTable() {
        },
        [](const EngineOptions& o) { return std::to_string(o.idle_spin_us); }},
       {"RONDO_WAIT_SPIN_US", "50", "an integer in 0..1000000",
-       "polling time of Wait() before it sleeps between polls",
+       "polling time of a wait before it yields its core (a core per rank) "
+       "or sleeps between polls (oversubscribed)",
        [](EngineOptions& o, const std::string& v) {
          o.wait_spin_us = ParseInt(v, 0, 1000000);
        },

@@ -91,7 +91,8 @@ struct EngineOptions {
   // RONDO_IDLE_SPIN_US: how long an idle progress thread spins before it
   // sleeps until the next submit.
   int64_t idle_spin_us = 50;
-  // RONDO_WAIT_SPIN_US: how long Wait() polls before sleeping between polls.
+  // RONDO_WAIT_SPIN_US: how long a wait polls before it yields its core (a
+  // core per rank) or sleeps between polls (oversubscribed).
   int64_t wait_spin_us = 50;
   // RONDO_BIND: bind progress and timer threads to their cores.
   bool bind_threads = true;

@@ -137,12 +137,14 @@ class Request {
 
 // How a thread that waits with nothing to do gives its core away, for every
 // waiting loop above the core (Core::Wait, collectives, MadMPI's waits).
-// Call Pass() after each progress pass with the work it did. It yields the
-// core after Core::idle_passes_before_yield() empty passes in a row. On an
-// oversubscribed node it yields after every empty pass and, once it has
-// found nothing to do for RONDO_WAIT_SPIN_US, sleeps on the rails' wake-up
-// fds (1 ms at most at a time: what no fd announces is seen then), so that
-// the ranks sharing its core run undisturbed until its message arrives.
+// Call Pass() after each progress pass with the work it did. With a core
+// per rank it spins for RONDO_WAIT_SPIN_US (50 us) with nothing to do,
+// then yields the core every Core::idle_passes_before_yield() (64) empty
+// passes. On an oversubscribed node it yields after every empty pass and,
+// once it has found nothing to do for RONDO_WAIT_SPIN_US, sleeps on the
+// rails' wake-up fds (1 ms at most at a time: what no fd announces is seen
+// then), so that the ranks sharing its core run undisturbed until its
+// message arrives.
 // One per waiting loop, on the stack; not thread-safe.
 class IdleBackoff {
  public:
