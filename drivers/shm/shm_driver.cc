@@ -745,30 +745,12 @@ int ShmDriver::Poll() noexcept {
       idle_polls_ = 0;
       return n;
     }
-    if (liveness_due_.load(std::memory_order_relaxed)) {
-      liveness_due_.store(false, std::memory_order_relaxed);
-    } else if (++idle_polls_ < options_.liveness_polls) {
-      return 0;
-    }
-    n = CheckLiveness();
-    n += DeliverReady();
-    UpdateDeferred();
-    return n;
+    return IdlePoll();
   }
   if (!HasFrames()) {
-    // Nothing to read, write or deliver (the common case of a waiter's
-    // loop): one load per peer's ring, then the liveness count (or the
-    // turn HasWork gave, counting the passes it answered alone).
+    // Nothing to read, write or deliver: deferred_ was stale.
     deferred_.store(false, std::memory_order_relaxed);
-    if (liveness_due_.load(std::memory_order_relaxed)) {
-      liveness_due_.store(false, std::memory_order_relaxed);
-    } else if (++idle_polls_ < options_.liveness_polls) {
-      return 0;
-    }
-    n = CheckLiveness();
-    n += DeliverReady();
-    UpdateDeferred();
-    return n;
+    return IdlePoll();
   }
   for (size_t j = 0; j < by_local_.size(); ++j) {
     Peer* p = by_local_[j];
@@ -781,6 +763,20 @@ int ShmDriver::Poll() noexcept {
   }
   if (n == 0 && ++idle_polls_ >= options_.liveness_polls) n = CheckLiveness();
   if (n > 0) idle_polls_ = 0;
+  n += DeliverReady();
+  UpdateDeferred();
+  return n;
+}
+
+int ShmDriver::IdlePoll() noexcept {
+  // The liveness count (or the turn HasWork gave, counting the passes it
+  // answered alone).
+  if (liveness_due_.load(std::memory_order_relaxed)) {
+    liveness_due_.store(false, std::memory_order_relaxed);
+  } else if (++idle_polls_ < options_.liveness_polls) {
+    return 0;
+  }
+  int n = CheckLiveness();
   n += DeliverReady();
   UpdateDeferred();
   return n;

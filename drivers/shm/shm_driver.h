@@ -251,6 +251,10 @@ class ShmDriver final : public Driver {
   mutable std::atomic<bool> liveness_due_{false};
   // Recomputes deferred_ (rail held).
   void UpdateDeferred() noexcept;
+  // The end of a poll that found nothing to do: every liveness_polls such
+  // polls (or at HasWork's turn), checks the peers and delivers what that
+  // found.
+  int IdlePoll() noexcept;
   std::vector<std::unique_ptr<Peer>> peers_;  // by job rank
   std::vector<Peer*> by_local_;               // by local index
   std::multimap<uint64_t, SendOp> sends_;        // by Id(peer, key)
