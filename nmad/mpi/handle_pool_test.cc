@@ -147,6 +147,33 @@ TEST_CASE("invalidate keeps the object until it is recycled") {
   CHECK(back == o);
 }
 
+TEST_CASE("ReleaseOwn resets with the caller's reset, once, and refuses a stale handle") {
+  Pool pool;
+  Obj* o = nullptr;
+  const int h = pool.Acquire(&o);
+  REQUIRE(h > 0);
+  o->value = 7;
+  int calls = 0;
+  auto lean = [&calls](Obj& x) {
+    x.value = 0;
+    ++calls;
+  };
+  REQUIRE(pool.ReleaseOwn(h, lean));
+  CHECK(calls == 1);
+  CHECK(o->value == 0);
+  CHECK(o->resets == 0);  // the pool's own Reset was not called
+  CHECK(pool.Get(h) == nullptr);
+  // Stale now: neither release touches the object again.
+  CHECK_FALSE(pool.ReleaseOwn(h, lean));
+  CHECK_FALSE(pool.Release(h));
+  CHECK(calls == 1);
+  // The slot is free: the next Acquire gets the same object, new handle.
+  Obj* back = nullptr;
+  const int h2 = pool.Acquire(&back);
+  CHECK(back == o);
+  CHECK(h2 != h);
+}
+
 TEST_CASE("adopted objects are held until released, then dropped") {
   Pool pool;
   auto obj = std::make_shared<Obj>();

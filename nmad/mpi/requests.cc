@@ -225,7 +225,12 @@ int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
     r.kind = MpiRequest::Kind::kDone;
     return err;
   }
-  (void)st.requests.Release(*h);
+  if (r.kind == MpiRequest::Kind::kSend || r.kind == MpiRequest::Kind::kRecv)
+    // The pool's own (MPI_Isend, MPI_Irecv, ... take it with Acquire).
+    (void)st.requests.ReleaseOwn(
+        *h, [](MpiRequest& o) { o.ResetPointToPoint(); });
+  else
+    (void)st.requests.Release(*h);
   *h = MPI_REQUEST_NULL;
   return err;
 }

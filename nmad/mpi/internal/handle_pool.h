@@ -31,6 +31,7 @@
 #define RONDO_NMAD_MPI_INTERNAL_HANDLE_POOL_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -129,6 +130,19 @@ class HandlePool {
     const uint32_t slot = Invalidate(handle);
     if (slot == kNoSlot) return false;
     Recycle(slot);
+    return true;
+  }
+  // Release of a handle the caller knows to name one of the pool's own
+  // objects (from Acquire, not Adopt), which `reset(T&)` brings back to
+  // its reset state: a reset that knows what the object was used for.
+  template <typename Reset>
+  bool ReleaseOwn(int handle, Reset&& reset) noexcept {
+    const uint32_t slot = Invalidate(handle);
+    if (slot == kNoSlot) return false;
+    Slot& s = SlotAt(slot);
+    assert(!s.external && s.obj == &s.own);
+    reset(s.own);
+    Push(slot);
     return true;
   }
 
