@@ -147,7 +147,7 @@ TEST_CASE("invalidate keeps the object until it is recycled") {
   CHECK(back == o);
 }
 
-TEST_CASE("ReleaseOwn resets with the caller's reset, once, and refuses a stale handle") {
+TEST_CASE("Release with a reset uses the caller's, once, and refuses a stale handle") {
   Pool pool;
   Obj* o = nullptr;
   const int h = pool.Acquire(&o);
@@ -158,13 +158,13 @@ TEST_CASE("ReleaseOwn resets with the caller's reset, once, and refuses a stale 
     x.value = 0;
     ++calls;
   };
-  REQUIRE(pool.ReleaseOwn(h, lean));
+  REQUIRE(pool.Release(h, lean));
   CHECK(calls == 1);
   CHECK(o->value == 0);
   CHECK(o->resets == 0);  // the pool's own Reset was not called
   CHECK(pool.Get(h) == nullptr);
   // Stale now: neither release touches the object again.
-  CHECK_FALSE(pool.ReleaseOwn(h, lean));
+  CHECK_FALSE(pool.Release(h, lean));
   CHECK_FALSE(pool.Release(h));
   CHECK(calls == 1);
   // The slot is free: the next Acquire gets the same object, new handle.

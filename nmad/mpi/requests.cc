@@ -226,9 +226,8 @@ int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
     return err;
   }
   if (r.kind == MpiRequest::Kind::kSend || r.kind == MpiRequest::Kind::kRecv)
-    // The pool's own (MPI_Isend, MPI_Irecv, ... take it with Acquire).
-    (void)st.requests.ReleaseOwn(
-        *h, [](MpiRequest& o) { o.ResetPointToPoint(); });
+    (void)st.requests.Release(*h,
+                              [](MpiRequest& o) { o.ResetPointToPoint(); });
   else
     (void)st.requests.Release(*h);
   *h = MPI_REQUEST_NULL;

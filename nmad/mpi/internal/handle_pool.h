@@ -31,7 +31,6 @@
 #define RONDO_NMAD_MPI_INTERNAL_HANDLE_POOL_H_
 
 #include <atomic>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -115,35 +114,34 @@ class HandlePool {
   T* At(uint32_t slot) noexcept { return SlotAt(slot).obj; }
   // Resets the slot's object (or drops the adopted one) and makes the slot
   // free. `slot` must come from Invalidate and be recycled once.
-  void Recycle(uint32_t slot) noexcept {
+  // `reset(T&)` instead of T::Reset brings one of the pool's own objects
+  // back: a reset that knows what the object was used for (an adopted one
+  // is dropped either way).
+  template <typename Reset>
+  void Recycle(uint32_t slot, Reset&& reset) noexcept {
     Slot& s = SlotAt(slot);
     if (s.external) {
       s.external.reset();
       s.obj = &s.own;
     } else {
-      s.own.Reset();
+      reset(s.own);
     }
     Push(slot);
   }
-  // Invalidate + Recycle; false when the handle is not live.
-  bool Release(int handle) noexcept {
+  void Recycle(uint32_t slot) noexcept {
+    Recycle(slot, [](T& o) { o.Reset(); });
+  }
+  // Invalidate + Recycle; false when the handle is not live (then nothing
+  // is reset).
+  template <typename Reset>
+  bool Release(int handle, Reset&& reset) noexcept {
     const uint32_t slot = Invalidate(handle);
     if (slot == kNoSlot) return false;
-    Recycle(slot);
+    Recycle(slot, reset);
     return true;
   }
-  // Release of a handle the caller knows to name one of the pool's own
-  // objects (from Acquire, not Adopt), which `reset(T&)` brings back to
-  // its reset state: a reset that knows what the object was used for.
-  template <typename Reset>
-  bool ReleaseOwn(int handle, Reset&& reset) noexcept {
-    const uint32_t slot = Invalidate(handle);
-    if (slot == kNoSlot) return false;
-    Slot& s = SlotAt(slot);
-    assert(!s.external && s.obj == &s.own);
-    reset(s.own);
-    Push(slot);
-    return true;
+  bool Release(int handle) noexcept {
+    return Release(handle, [](T& o) { o.Reset(); });
   }
 
   // Calls f(handle, T&) for every live handle. Not concurrently with
