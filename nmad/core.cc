@@ -124,7 +124,7 @@ struct Stashed : UnexpectedMessage {
   void CopyFrom(int from, const ChunkView& c) {
     peer = from;
     tag = c.tag;
-    view = c;
+    wire::CopyView(c, &view);
     const size_t n = c.am_header_size + c.payload_size;
     uint8_t* d = inline_bytes;
     if (n > kInline) {
@@ -132,8 +132,7 @@ struct Stashed : UnexpectedMessage {
       d = bytes.data();
     }
     if (c.am_header_size) std::memcpy(d, c.am_header, c.am_header_size);
-    if (c.payload_size)
-      std::memcpy(d + c.am_header_size, c.payload, c.payload_size);
+    wire::CopyPayload(d + c.am_header_size, c.payload, c.payload_size);
     view.am_header = d;
     view.payload = d + c.am_header_size;
   }
@@ -153,6 +152,9 @@ struct SessionState : SessionQueues {
   std::unique_ptr<strategies::Strategy> owned_strategy;  // strategy
   bool eager_receives_by_caller = false;  // SessionOptions
   SpinLock mu;  // matching
+  // Free receives under `mu` (nmad/pool.h): posting and matching a receive
+  // take and give one back with the lock they hold anyway.
+  Pool<RecvOp>::Cache recv_cache;
   std::vector<PeerRecvState> from;
   // Posted receives and unexpected messages (nmad/match_queues.h).
   MatchQueues match;
@@ -846,25 +848,30 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
       counters.unexpected.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    Consume(r, peer, c);
+    Consume(r, peer, c, &s->recv_cache);
     Free(stash);
   }
 
-  // Hands a matched message to receive `r`.
-  void Consume(RecvOp* r, int peer, const ChunkView& c) noexcept {
+  // Hands a matched message to receive `r`. `cache`: the session's, when
+  // its lock is held (a finished receive goes back there), else null.
+  void Consume(RecvOp* r, int peer, const ChunkView& c,
+               Pool<RecvOp>::Cache* cache = nullptr) noexcept {
     if (r->req) {
       r->req->info_.source = peer;
       r->req->info_.tag = c.tag;
     }
     if (c.kind == ChunkKind::kData) {
       const size_t n = std::min<size_t>(r->len, c.payload_size);
-      if (n) std::memcpy(r->buf, c.payload, n);
+      wire::CopyPayload(r->buf, c.payload, n);
       if (r->req) {
         r->req->info_.size = c.payload_size;
         r->req->info_.received = n;
       }
       FinishUser(r, n < c.payload_size ? Status::kTruncated : Status::kOk);
-      Free(r);
+      if (cache != nullptr)
+        cache->Put(recv_pool, r);
+      else
+        Free(r);
       return;
     }
     // A rendezvous needs this rank's progress: count the receive now if
@@ -1165,15 +1172,17 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
                             len <= gates[source]->eager_limit;
     if (!RequestAccess::Claim(req, *engine, !eager_only))
       return Status::kBusy;
-    RecvOp* r = NewRecv();
-    r->source = source;
-    r->tag = tag;
-    r->buf = static_cast<uint8_t*>(buf);
-    r->len = len;
-    r->req = &req;
+    RecvOp* r;
     Stashed* found = nullptr;
     {
       std::lock_guard<SpinLock> lock(s->mu);
+      r = s->recv_cache.Get(recv_pool);
+      r->core = this;
+      r->source = source;
+      r->tag = tag;
+      r->buf = static_cast<uint8_t*>(buf);
+      r->len = len;
+      r->req = &req;
       found = static_cast<Stashed*>(
           s->match.MatchReceive(source, tag, /*take=*/true));
       if (found == nullptr && peer_status == Status::kOk) {

@@ -60,7 +60,7 @@ uint64_t BuildPacket(PacketBuf& b, Gate& g,
 inline size_t WriteShortPacket(uint8_t* dst, uint32_t session, uint32_t seq,
                                int32_t tag, const void* buf, size_t len) {
   wire::WriteShortHeader(dst, session, seq, tag);
-  if (len) std::memcpy(dst + wire::kShortHeaderSize, buf, len);
+  wire::CopyPayload(dst + wire::kShortHeaderSize, buf, len);
   return wire::kShortHeaderSize + len;
 }
 

@@ -1,4 +1,4 @@
-// Pool<T>: carving, reuse, Reserve.
+// Pool<T>: carving, reuse, Reserve, and the caller-guarded Cache.
 #include "nmad/pool.h"
 
 #include <catch2/catch.hpp>
@@ -50,6 +50,42 @@ TEST_CASE("Pool: objects come back value-initialized after reuse", "[pool]") {
   CHECK(pool.capacity() == Pool<Item>::kChunk);
   pool.Put(b);
   pool.Put(nullptr);  // ignored
+  CHECK(pool.out() == 0);
+}
+
+TEST_CASE("Pool::Cache keeps up to kMax objects in front of the pool",
+          "[pool]") {
+  Pool<Item> pool;
+  Pool<Item>::Cache cache;
+  using Cache = Pool<Item>::Cache;
+  // An empty cache takes from the pool.
+  Item* a = cache.Get(pool);
+  CHECK(pool.out() == 1);
+  CHECK(a->value == 7);
+  a->value = 1;
+  a->text.assign(1000, 'y');  // released by the cache's Put
+  cache.Put(pool, a);
+  CHECK(cache.size() == 1);
+  CHECK(pool.out() == 1);  // held by the cache, not back in the pool
+  // The cache hands it back, value-initialized.
+  Item* b = cache.Get(pool);
+  CHECK(b == a);
+  CHECK(b->value == 7);
+  CHECK(b->text.empty());
+  CHECK(cache.size() == 0);
+  // Past kMax, objects go back to the pool.
+  std::vector<Item*> items{b};
+  for (size_t i = 1; i < Cache::kMax + 10; ++i) items.push_back(pool.Get());
+  CHECK(pool.out() == Cache::kMax + 10);
+  for (Item* it : items) cache.Put(pool, it);
+  CHECK(cache.size() == Cache::kMax);
+  CHECK(pool.out() == Cache::kMax);
+  cache.Put(pool, nullptr);  // ignored
+  CHECK(cache.size() == Cache::kMax);
+  // Objects from either list are the pool's: a Get after draining the
+  // cache comes from the pool's own list.
+  for (size_t i = 0; i < Cache::kMax; ++i) pool.Put(cache.Get(pool));
+  CHECK(cache.size() == 0);
   CHECK(pool.out() == 0);
 }
 

@@ -63,12 +63,18 @@ enum class ChunkKind : uint8_t {
 inline constexpr uint32_t kRtsDataPosted = 1;
 inline constexpr uint32_t kRtsKnownFlags = kRtsDataPosted;
 
+// No member initializers: a default-initialized ChunkView leaves its parts
+// as they are (only the first `nparts` mean anything), so decoding a short
+// packet writes a few words instead of clearing all eight parts (a 216-byte
+// `rep stos` on every small message; docs/performance.md). `RdvPart{}` and
+// `ChunkView{}` still zero them.
 struct RdvPart {
-  uint8_t rail = 0;
-  uint64_t bytes = 0;
+  uint8_t rail;
+  uint64_t bytes;
 };
 
-// One decoded chunk; pointers refer into the packet.
+// One decoded chunk; pointers refer into the packet. `parts` past `nparts`
+// are not initialized by default-initialization (`ChunkView c;`).
 struct ChunkView {
   ChunkKind kind = ChunkKind::kData;
   uint32_t session = 0;
@@ -86,6 +92,30 @@ struct ChunkView {
   const uint8_t* payload = nullptr;    // kData: message; kAm: body
   uint64_t payload_size = 0;
 };
+
+// Copies what `from` holds into `*to`: its parts up to nparts, not all
+// eight. A stashed chunk (an unexpected message) was copied whole, a
+// 216-byte `rep movs` per message (docs/performance.md).
+inline void CopyView(const ChunkView& from, ChunkView* to) noexcept {
+  static_assert(sizeof(ChunkView) == 216,
+                "a member was added to ChunkView: copy it in CopyView");
+  to->kind = from.kind;
+  to->session = from.session;
+  to->seq = from.seq;
+  to->tag = from.tag;
+  to->flags = from.flags;
+  to->handler = from.handler;
+  to->msg_size = from.msg_size;
+  to->rdv_id = from.rdv_id;
+  to->accepted = from.accepted;
+  to->nparts = from.nparts;
+  for (int i = 0; i < from.nparts && i < kMaxParts; ++i)
+    to->parts[i] = from.parts[i];
+  to->am_header = from.am_header;
+  to->am_header_size = from.am_header_size;
+  to->payload = from.payload;
+  to->payload_size = from.payload_size;
+}
 
 // Sizes of chunk headers (without payload), by kind.
 size_t ChunkHeaderSize(ChunkKind kind, int nparts = 0);
@@ -108,6 +138,35 @@ inline bool IsShortPacket(const void* data, size_t len) noexcept {
   std::memcpy(&magic, data, sizeof magic);
   return magic == kShortMagic;
 }
+// Copies `n` bytes of a payload out of a packet (non-overlapping). Up to 16
+// bytes it is two loads and two stores, inline: an 8-byte MPI message
+// otherwise paid a call through the PLT to libc's memcpy (about 20
+// instructions, docs/performance.md); larger copies are memcpy's.
+inline void CopyPayload(void* dst, const void* src, size_t n) noexcept {
+  auto* d = static_cast<uint8_t*>(dst);
+  const auto* s = static_cast<const uint8_t*>(src);
+  if (n > 16) {
+    std::memcpy(d, s, n);
+  } else if (n >= 8) {  // two 8-byte words, overlapping when n < 16
+    uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + n - 4, &b, 4);
+  } else if (n > 0) {  // 1 to 3 bytes: first, middle, last
+    const uint8_t a = s[0], b = s[n / 2], c = s[n - 1];
+    d[0] = a;
+    d[n / 2] = b;
+    d[n - 1] = c;
+  }
+}
+
 // Writes a short packet header (kShortHeaderSize bytes) into `out`: the
 // magic, 16 bits of flags (0), session, seq and tag, in host order. Inline:
 // the small-message path writes it straight into a shared-memory FIFO.
@@ -136,7 +195,8 @@ inline bool DecodeShort(const void* data, size_t len, ChunkView* out,
   if ((h[0] >> 16) != 0) return fail("short packet with flags set");
   const int32_t tag = static_cast<int32_t>(h[3]);
   if (tag < 0) return fail("short packet with a negative tag");
-  ChunkView* c = new (out) ChunkView{};
+  // Default-initialized: the members' initializers, parts left alone.
+  ChunkView* c = new (out) ChunkView;
   c->kind = ChunkKind::kData;
   c->session = h[1];
   c->seq = h[2];

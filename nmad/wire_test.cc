@@ -583,6 +583,91 @@ TEST_CASE("short packets round-trip and are told apart from framed ones") {
   CHECK(why == "bad magic number");
 }
 
+TEST_CASE("a short packet decoded over a used view sets every field it "
+          "reads") {
+  // The decoder default-initializes the view (its parts are left alone):
+  // whatever an earlier decode left there must not show through.
+  ChunkView c;
+  std::memset(static_cast<void*>(&c), 0xa5, sizeof c);
+  uint8_t p[kShortHeaderSize + 3];
+  WriteShortHeader(p, 9, 10, 11);
+  std::string why;
+  REQUIRE(DecodeShort(p, sizeof p, &c, &why));
+  CHECK(c.kind == ChunkKind::kData);
+  CHECK(c.session == 9);
+  CHECK(c.seq == 10);
+  CHECK(c.tag == 11);
+  CHECK(c.flags == 0);
+  CHECK(c.handler == 0);
+  CHECK(c.rdv_id == 0);
+  CHECK(c.accepted == 0);
+  CHECK(c.nparts == 0);
+  CHECK(c.am_header == nullptr);
+  CHECK(c.am_header_size == 0);
+  CHECK(c.payload_size == 3);
+  CHECK(c.msg_size == 3);
+}
+
+TEST_CASE("CopyView copies every field and the parts in use") {
+  ChunkView from{};
+  from.kind = ChunkKind::kAmRts;
+  from.session = 1;
+  from.seq = 2;
+  from.tag = 3;
+  from.flags = 4;
+  from.handler = 5;
+  from.msg_size = 6;
+  from.rdv_id = 7;
+  from.accepted = 8;
+  from.nparts = 3;
+  for (int i = 0; i < 3; ++i) from.parts[i] = {static_cast<uint8_t>(i), 100u + i};
+  const uint8_t bytes[4] = {1, 2, 3, 4};
+  from.am_header = bytes;
+  from.am_header_size = 2;
+  from.payload = bytes + 2;
+  from.payload_size = 2;
+  ChunkView to;
+  std::memset(static_cast<void*>(&to), 0xa5, sizeof to);
+  CopyView(from, &to);
+  CHECK(to.kind == from.kind);
+  CHECK(to.session == 1);
+  CHECK(to.seq == 2);
+  CHECK(to.tag == 3);
+  CHECK(to.flags == 4);
+  CHECK(to.handler == 5);
+  CHECK(to.msg_size == 6);
+  CHECK(to.rdv_id == 7);
+  CHECK(to.accepted == 8);
+  REQUIRE(to.nparts == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(to.parts[i].rail == i);
+    CHECK(to.parts[i].bytes == 100u + i);
+  }
+  CHECK(to.am_header == bytes);
+  CHECK(to.am_header_size == 2);
+  CHECK(to.payload == bytes + 2);
+  CHECK(to.payload_size == 2);
+}
+
+TEST_CASE("CopyPayload copies exactly n bytes at every small size") {
+  uint8_t src[64];
+  for (int i = 0; i < 64; ++i) src[i] = static_cast<uint8_t>(i + 1);
+  for (size_t n = 0; n <= 40; ++n) {
+    for (size_t at = 0; at < 3; ++at) {  // unaligned sources and targets
+      uint8_t dst[64 + 8];
+      std::memset(dst, 0xee, sizeof dst);
+      CopyPayload(dst + 4 + at, src + at, n);
+      INFO("n = " << n << ", offset " << at);
+      for (size_t i = 0; i < sizeof dst; ++i) {
+        const bool inside = i >= 4 + at && i < 4 + at + n;
+        const uint8_t want =
+            inside ? static_cast<uint8_t>(at + (i - 4 - at) + 1) : 0xee;
+        if (dst[i] != want) FAIL_CHECK("byte " << i << " is " << int(dst[i]));
+      }
+    }
+  }
+}
+
 TEST_CASE("malformed short packets are refused with a reason") {
   uint8_t p[kShortHeaderSize];
   ChunkView c;

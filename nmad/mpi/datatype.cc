@@ -478,12 +478,14 @@ std::vector<std::shared_ptr<const Datatype>> One(const Datatype& old) {
 
 }  // namespace
 
-const Datatype* Predefined(MPI_Datatype handle) {
-  if (handle <= MPI_DATATYPE_NULL ||
-      handle > RONDO_MPI_LAST_PREDEFINED_DATATYPE) {
-    return nullptr;
-  }
-  return PredefinedTable()[static_cast<size_t>(handle)].get();
+const Datatype* const* PredefinedPointers() {
+  static const Datatype* const* const pointers = [] {
+    const Table& t = PredefinedTable();
+    auto* p = new const Datatype*[t.size()];  // never freed, as the table
+    for (size_t i = 0; i < t.size(); ++i) p[i] = t[i].get();
+    return p;
+  }();
+  return pointers;
 }
 
 // ---- Constructors ----
