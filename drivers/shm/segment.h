@@ -57,6 +57,10 @@ struct alignas(kCellBytes) RankSlot {
   std::atomic<int32_t> rank;  // the job rank
   // 1 while the rank may sleep on its wake-up fd (ShmDriver::Arm).
   std::atomic<uint32_t> doorbell;
+  // 1 when the rank's sends order their frame and this doorbell's load
+  // for the compiler only: a sleeper must call HeavyBarrier()
+  // (drivers/shm/fence.h). Written before `pid`.
+  std::atomic<uint32_t> light_fence;
 };
 
 struct alignas(kCellBytes) FifoControl {

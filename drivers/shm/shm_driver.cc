@@ -17,6 +17,8 @@
 #include <cstring>
 #include <new>
 
+#include "drivers/shm/fence.h"
+
 namespace rondo::drivers::shm {
 namespace {
 
@@ -163,9 +165,11 @@ Status ShmDriver::Init(std::string* error) {
     }
   }
   PrefaultRings();
+  light_fence_ = options_.asymmetric_fence && RegisterHeavyBarrier();
   RankSlot& slot = segment_->slot(options_.local);
   slot.rank.store(options_.self, std::memory_order_relaxed);
   slot.doorbell.store(0, std::memory_order_relaxed);
+  slot.light_fence.store(light_fence_ ? 1 : 0, std::memory_order_relaxed);
   slot.pid.store(options_.pid != 0 ? options_.pid : getpid(),
                  std::memory_order_release);
   return Status::kOk;
@@ -322,8 +326,12 @@ void ShmDriver::RingDoorbell(Peer& p) noexcept {
   RankSlot& slot = segment_->slot(p.local);
   // Dekker with Arm(): our frame store, then their doorbell load; they
   // store the doorbell, then load our frame. A full fence on each side
-  // makes at least one of them see the other.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // makes at least one of them see the other; with the light half
+  // (drivers/shm/fence.h) the sleeper's HeavyBarrier() stands for ours.
+  if (light_fence_)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
   if (slot.doorbell.load(std::memory_order_relaxed) == 0) return;
   if (slot.doorbell.exchange(0, std::memory_order_acq_rel) == 0) return;
   ++doorbells_;
@@ -843,6 +851,18 @@ int ShmDriver::CheckLiveness() noexcept {
   return n;
 }
 
+bool ShmDriver::PeerTakesLightFence() const noexcept {
+  // Every rank attached to the segment, connected or not yet (one that
+  // connects while this rank sleeps may send at once).
+  for (int i = 0; i < segment_->local_size(); ++i) {
+    const RankSlot& s = segment_->slot(i);
+    if (i != options_.local && s.pid.load(std::memory_order_acquire) != 0 &&
+        s.light_fence.load(std::memory_order_relaxed) != 0)
+      return true;
+  }
+  return false;
+}
+
 Status ShmDriver::Arm() noexcept {
   if (wakeup_fd_ < 0) return Status::kUnsupported;
   char buf[64];
@@ -862,6 +882,13 @@ Status ShmDriver::Arm() noexcept {
   RankSlot& slot = segment_->slot(options_.local);
   slot.doorbell.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  // A sender that took the light half orders nothing itself: the heavy
+  // barrier does it for every such sender (fence.h). If it fails, sleeping
+  // could miss a frame: refuse.
+  if (PeerTakesLightFence() && !HeavyBarrier()) {
+    slot.doorbell.store(0, std::memory_order_relaxed);
+    return Status::kBusy;
+  }
   if (HasFrames()) {
     slot.doorbell.store(0, std::memory_order_relaxed);
     return Status::kBusy;

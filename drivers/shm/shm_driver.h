@@ -26,9 +26,11 @@
 //     an eventfd could not be shared between unrelated processes without
 //     passing it over a socket anyway). Arm() sets the doorbell, then looks
 //     at its FIFOs once more (kBusy if anything is there); a sender reads
-//     the receiver's doorbell after publishing a frame (a full fence
-//     between the two, the Dekker handshake) and, when it was set, clears
-//     it and sends one byte to the socket, which is WakeupFd().
+//     the receiver's doorbell after publishing a frame (the Dekker
+//     handshake: a full fence between the two, or with membarrier(2) a
+//     compiler barrier on the sender and the heavy barrier in Arm(),
+//     drivers/shm/fence.h) and, when it was set, clears it and sends one
+//     byte to the socket, which is WakeupFd().
 //   * peer failure: each peer's pid is held as a pidfd (robust to pid
 //     reuse); it is checked after options.liveness_polls empty polls and
 //     whenever a FIFO to the peer is full. A dead peer's remaining frames
@@ -70,6 +72,10 @@ struct ShmDriverOptions {
   bool cma = true;    // try process_vm_readv for rendezvous data
   size_t copy_chunk = 16 * 1024;  // DATA frame payload on the copy path
   bool wakeup = true;             // WakeupFd()/Arm() usable
+  // The sender's half of the doorbell handshake without a fence when the
+  // kernel lets the sleeper take the whole cost (drivers/shm/fence.h);
+  // false: a full fence on every send (tests of both halves).
+  bool asymmetric_fence = true;
   // Empty polls between two liveness checks of the peers.
   int liveness_polls = 4096;
   // Pid recorded in the slot (tests attach a stand-in process); 0: getpid().
@@ -134,6 +140,9 @@ class ShmDriver final : public Driver {
   uint64_t copied_rendezvous() const noexcept { return copied_rdv_; }
   uint64_t fifo_full() const noexcept { return fifo_full_; }
   uint64_t doorbells() const noexcept { return doorbells_; }
+  // This rank's sends take the light half of the doorbell handshake
+  // (drivers/shm/fence.h; options.asymmetric_fence and the kernel).
+  bool light_fence() const noexcept { return light_fence_; }
 
  private:
   struct SendOp {
@@ -235,6 +244,7 @@ class ShmDriver final : public Driver {
   int rail_ = 0;
   bool closed_ = false;
   bool cma_ok_ = true;
+  bool light_fence_ = false;
   int wakeup_fd_ = -1;
   int wake_set_fd_ = -1;  // epoll: wakeup_fd_ + the live peers' pidfds
   int idle_polls_ = 0;
@@ -249,6 +259,9 @@ class ShmDriver final : public Driver {
   const std::atomic<uint32_t>* my_doorbell_ = nullptr;
   mutable std::atomic<int> idle_checks_{0};
   mutable std::atomic<bool> liveness_due_{false};
+  // Whether another rank of the segment sends with the light half of the
+  // doorbell handshake (Arm must then call HeavyBarrier).
+  bool PeerTakesLightFence() const noexcept;
   // Recomputes deferred_ (rail held).
   void UpdateDeferred() noexcept;
   // The end of a poll that found nothing to do: every liveness_polls such

@@ -17,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "drivers/shm/fence.h"
 #include "drivers/testing/recording_sink.h"
 
 namespace rondo::drivers::shm {
@@ -497,7 +498,15 @@ TEST_CASE("shm: a dead peer is reported with its rank", "[shm]") {
 }
 
 TEST_CASE("shm: Arm and the doorbell wake a sleeper", "[shm]") {
-  Pair p;
+  // Both halves of the handshake: a fence on every send, or membarrier's
+  // heavy barrier in Arm (drivers/shm/fence.h) where the kernel has it.
+  const bool asymmetric = GENERATE(false, true);
+  INFO("asymmetric_fence = " << asymmetric);
+  Pair p(kTestRingCells, {.asymmetric_fence = asymmetric});
+  const bool light = asymmetric && RegisterHeavyBarrier();
+  CHECK(p.a->light_fence() == light);
+  CHECK(p.segment->slot(0).light_fence.load() == (light ? 1u : 0u));
+  CHECK(p.segment->slot(1).light_fence.load() == (light ? 1u : 0u));
   CHECK(p.b->Arm() == Status::kOk);
   CHECK(p.segment->slot(1).doorbell.load() == 1);
   REQUIRE(Send(*p.a, kRankB, "wake up") == Status::kOk);
