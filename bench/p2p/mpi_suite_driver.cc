@@ -99,7 +99,9 @@
 //    bytes_per_s for bandwidth, ratio_vs_openmpi and ratio_vs_mpich on
 //    every Rondo case and ratio_vs_tuned on Rondo's default cases (medians
 //    of the same test, ranks and bytes; absent when either side has no
-//    figure), library, config, test, ranks, bytes, oversubscribed,
+//    figure), paired_ratio_vs_openmpi and paired_ratio_vs_mpich (the
+//    median over rounds of the ratio of the two libraries' medians in the
+//    same round), library, config, test, ranks, bytes, oversubscribed,
 //    samples, iterations, batch, warmup, check, rounds and
 //    round_medians_ns (the case is the round with the median median of
 //    --rounds alternating rounds); top-level "targets", "failed",
@@ -658,6 +660,32 @@ class Driver {
     return *x / *y;
   }
 
+  // The median over rounds of a's round median over b's in the same round.
+  // The rounds alternate the libraries, so a pair shares the machine's
+  // state of that moment; the ratio of the medians mixes states when they
+  // change from one job to the next (this project's VM switches between a
+  // fast and a slow one, docs/performance.md). Even counts: the mean of
+  // the two middle ratios.
+  static std::optional<double> PairedRatio(const json* a, const json* b) {
+    if (!Median(a) || !Median(b)) return std::nullopt;
+    const json& x = a->contains("round_medians_ns") ? (*a)["round_medians_ns"]
+                                                    : json();
+    const json& y = b->contains("round_medians_ns") ? (*b)["round_medians_ns"]
+                                                    : json();
+    if (!x.is_array() || !y.is_array()) return std::nullopt;
+    std::vector<double> r;
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+      if (!x[i].is_number() || !y[i].is_number()) continue;
+      const double u = x[i].get<double>(), v = y[i].get<double>();
+      if (std::isfinite(u) && std::isfinite(v) && u > 0 && v > 0)
+        r.push_back(u / v);
+    }
+    if (r.empty()) return std::nullopt;
+    std::sort(r.begin(), r.end());
+    const size_t k = r.size() / 2;
+    return r.size() % 2 == 1 ? r[k] : (r[k - 1] + r[k]) / 2;
+  }
+
   bool Ran(const std::string& key) const {
     return std::any_of(settings_.begin(), settings_.end(),
                        [&](const Setting& s) { return s.Key() == key; });
@@ -738,10 +766,11 @@ class Driver {
 
     // One block per test (its name on a line of its own: the names are up
     // to 28 characters), one row per rank count and size.
-    std::printf("\n%-19s %11s %11s %11s %11s %10s %10s %10s %10s\n",
+    std::printf("\n%-19s %11s %11s %11s %11s %10s %10s %10s %10s %10s\n",
                 "test / ranks, bytes", "rondo def.", "rondo tuned", "openmpi",
-                "mpich", "def/tuned", "def/ompi", "def/mpich", "tuned/ompi");
-    std::printf("%s\n", std::string(111, '-').c_str());
+                "mpich", "def/tuned", "def/ompi", "pair/ompi", "def/mpich",
+                "tuned/ompi");
+    std::printf("%s\n", std::string(122, '-').c_str());
     for (const std::string& test : tests_) {
       std::printf("%s\n", test.c_str());
       for (int n : ranks_) {
@@ -752,11 +781,13 @@ class Driver {
           const json* m = Find("mpich", "default", test, n, b);
           const bool over = n > processors_;
           std::printf(
-              "  %5d%s %10s %11s %11s %11s %11s %10s %10s %10s %10s\n", n,
-              over ? "*" : " ", test == "barrier" ? "-" : HumanBytes(b).c_str(),
+              "  %5d%s %10s %11s %11s %11s %11s %10s %10s %10s %10s %10s\n",
+              n, over ? "*" : " ",
+              test == "barrier" ? "-" : HumanBytes(b).c_str(),
               Cell(d).c_str(), Cell(t).c_str(), Cell(o).c_str(),
               Cell(m).c_str(), RatioText(Ratio(d, t), kTunedTarget).c_str(),
               RatioText(Ratio(d, o), over ? kOpenMpiTarget : 0).c_str(),
+              RatioText(PairedRatio(d, o), 0).c_str(),
               RatioText(Ratio(d, m), 0).c_str(),
               RatioText(Ratio(t, o), 0).c_str());
         }
@@ -765,9 +796,10 @@ class Driver {
     std::printf(
         "(medians; time per operation: one-way latency, per-message time in "
         "the bandwidth window, per call for collectives; ratios are Rondo's "
-        "time over the reference's, > 1 slower; ! = over the issue-15 "
-        "target; unsupp. = the first call returned an error; wrong = a "
-        "peer's known wrong result, below)\n");
+        "time over the reference's, > 1 slower; pair/ompi = the median "
+        "over rounds of Rondo's round over Open MPI's in the same round; "
+        "! = over the issue-15 target; unsupp. = the first call returned "
+        "an error; wrong = a peer's known wrong result, below)\n");
     for (int n : ranks_) {
       std::vector<std::string> bw;
       for (const Setting& s : settings_) {
@@ -1049,6 +1081,10 @@ class Driver {
           c.extra["ratio_vs_openmpi"] = *r;
         if (auto r = Ratio(self, Find("mpich", "default", test, n, b)))
           c.extra["ratio_vs_mpich"] = *r;
+        if (auto r = PairedRatio(self, Find("openmpi", "default", test, n, b)))
+          c.extra["paired_ratio_vs_openmpi"] = *r;
+        if (auto r = PairedRatio(self, Find("mpich", "default", test, n, b)))
+          c.extra["paired_ratio_vs_mpich"] = *r;
         if (cfg == "default")
           if (auto r = Ratio(self, Find("rondo", "tuned", test, n, b)))
             c.extra["ratio_vs_tuned"] = *r;

@@ -143,7 +143,8 @@ for name, r in cases.items():
         assert abs(r["bytes_per_s"] * r["median_ns"] / 1e9 - int(nbytes)) \
             < 2e-3 * int(nbytes), (name, r)
     if lib != "rondo":
-        for k in ("ratio_vs_openmpi", "ratio_vs_mpich", "ratio_vs_tuned"):
+        for k in ("ratio_vs_openmpi", "ratio_vs_mpich", "ratio_vs_tuned",
+                  "paired_ratio_vs_openmpi", "paired_ratio_vs_mpich"):
             assert k not in r, (k, r)
         continue
     for peer in ("openmpi", "mpich"):
@@ -154,8 +155,15 @@ for name, r in cases.items():
             assert positive(r[key]), (name, r)
             assert abs(r[key] - r["median_ns"] / ref["median_ns"]) < \
                 1e-9 * r[key], (name, r, ref)
+            # The paired ratio: the median of the rounds' ratios.
+            pairs = sorted(a / b for a, b in zip(r["round_medians_ns"],
+                                                 ref["round_medians_ns"]))
+            k = len(pairs) // 2
+            want = pairs[k] if len(pairs) % 2 else (pairs[k - 1] + pairs[k]) / 2
+            assert abs(r["paired_" + key] - want) < 1e-9 * want, \
+                (name, r, ref, want)
         else:
-            assert key not in r, (name, key, r)
+            assert key not in r and "paired_" + key not in r, (name, key, r)
     if config == "default":
         tuned = cases[f"suite:rondo:tuned:{test}:{ranks}:{nbytes}"]
         if tuned["supported"]:
@@ -262,5 +270,24 @@ want = sorted(["suite:rondo:default:barrier:2:0"] +
                for b in (1024, 65536)])
 assert names == want, names
 assert all(r["median_ns"] > 0 for r in doc["results"]), doc["results"]
+PY
+# 6. Three rounds: the paired ratio is the median of the rounds' ratios,
+# computed here from round_medians_ns, not the ratio of the medians.
+"$suite" --quick --rounds 3 --ranks 2 --tests barrier \
+  --configs rondo:default,openmpi:default --json "$tmp/rounds.json" \
+  > "$tmp/rounds.txt" 2> "$tmp/rounds.err"
+grep -q "pair/ompi" "$tmp/rounds.txt"
+python3 - "$tmp/rounds.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cases = {r["case"]: r for r in doc["results"]}
+r = cases["suite:rondo:default:barrier:2:0"]
+o = cases["suite:openmpi:default:barrier:2:0"]
+assert len(r["round_medians_ns"]) == 3 == len(o["round_medians_ns"]), (r, o)
+pairs = sorted(a / b for a, b in zip(r["round_medians_ns"],
+                                     o["round_medians_ns"]))
+assert abs(r["paired_ratio_vs_openmpi"] - pairs[1]) < 1e-9 * pairs[1], \
+    (r, o, pairs)
+assert "paired_ratio_vs_mpich" not in r, r
 PY
 echo "mpi_suite smoke test: ok"

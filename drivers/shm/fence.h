@@ -26,9 +26,10 @@
 
 namespace rondo::drivers::shm {
 
-// Registers this process for the heavy barrier (idempotent, thread-safe);
-// true when the kernel accepted it. After true, this process's threads are
-// ordered by other processes' HeavyBarrier() calls.
+// Registers this process for the heavy barrier (idempotent, thread-safe,
+// and again in a child after fork); true when the kernel accepted it.
+// After true, this process's threads are ordered by other processes'
+// HeavyBarrier() calls.
 bool RegisterHeavyBarrier() noexcept;
 
 // A full barrier on every running thread of every registered process,
