@@ -1536,6 +1536,7 @@ Result<std::unique_ptr<Core>> Core::Create(
       rc.peer_errors = options.ucx_peer_errors;
       rc.shm = options.shm;
       rc.bootstrap = c.bootstrap.get();
+      rc.oversubscribed = engine.oversubscribed();
       std::string why;
       auto d = rail_factory.Create(rc, &why);
       if (!d.ok())

@@ -35,6 +35,10 @@ struct RailConfig {
   // the node's segment; only for rail 0).
   bool shm = false;
   drivers::bootstrap::Bootstrap* bootstrap = nullptr;
+  // More local ranks than cores (engine::Engine::oversubscribed): waiters
+  // sleep often, so the shm driver keeps its fence on every send rather
+  // than making each sleep interrupt the working ranks (docs/shm.md).
+  bool oversubscribed = false;
 };
 
 class RailFactory {
