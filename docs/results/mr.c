@@ -1,4 +1,4 @@
-// window-64 message rate, 8 B, and ping-pong latency 8 B
+// window-64 message rate, 8 B, and ping-pong latency (the ping-pong size, 8 B by default, as the third argument)
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@ int main(int argc, char** argv) {
   int rank; MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int iters = argc > 1 ? atoi(argv[1]) : 20000;
   int pp = argc > 2 ? atoi(argv[2]) : 80000;
-  char buf[64 * 8]; char ack = 0;
+  int psz = argc > 3 ? atoi(argv[3]) : 8; static char buf[1 << 20]; char ack = 0;
   MPI_Request req[64];
   for (int rep = 0; rep < 2; rep++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
     double t0 = MPI_Wtime(), tb = t0;
     for (int i = 0; i < pp; i++) {
       if (i % 2000 == 1999) { double t = MPI_Wtime(); if (rep == 1 && nb < 200) { blk[nb++] = (t - tb) / 2000 / 2 * 1e9; } if ((t - tb) / 4000 * 1e9 < best && rep == 1) best = (t - tb) / 4000 * 1e9; tb = t; }
-      if (rank == 0) { MPI_Send(buf, 8, MPI_CHAR, 1, 3, MPI_COMM_WORLD); MPI_Recv(buf, 8, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
-      else { MPI_Recv(buf, 8, MPI_CHAR, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); MPI_Send(buf, 8, MPI_CHAR, 0, 3, MPI_COMM_WORLD); }
+      if (rank == 0) { MPI_Send(buf, psz, MPI_CHAR, 1, 3, MPI_COMM_WORLD); MPI_Recv(buf, psz, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
+      else { MPI_Recv(buf, psz, MPI_CHAR, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); MPI_Send(buf, psz, MPI_CHAR, 0, 3, MPI_COMM_WORLD); }
     }
     double t1 = MPI_Wtime();
     if (rank == 0 && rep == 1) { for (int a = 0; a < nb; a++) for (int b = a + 1; b < nb; b++) if (blk[b] < blk[a]) { double x = blk[a]; blk[a] = blk[b]; blk[b] = x; }

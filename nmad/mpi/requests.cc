@@ -218,27 +218,23 @@ const MPI_Status kEmptyStatus = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0,
 // request becomes inactive instead and keeps its handle.
 int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
             const char* fn) {
+  const bool p2p = r.kind == MpiRequest::Kind::kSend ||
+                   r.kind == MpiRequest::Kind::kRecv;
   // An ordinary send or receive that went well, its status ignored (the
   // window of a message-rate loop, MPI_Waitall(..., MPI_STATUSES_IGNORE)):
-  // nothing of Finish's is read (the status, its source translated through
-  // the communicator, is never seen), so it is skipped.
-  if (status == MPI_STATUS_IGNORE && !r.completed && !r.unpack_on_done &&
-      (r.kind == MpiRequest::Kind::kSend ||
-       r.kind == MpiRequest::Kind::kRecv) &&
-      !r.persistent && r.req.status() == Status::kOk) [[likely]] {
-    (void)st.requests.Release(*h,
-                              [](MpiRequest& o) { o.ResetPointToPoint(); });
-    *h = MPI_REQUEST_NULL;
-    return MPI_SUCCESS;
-  }
-  int err = Finish(st, r, fn);
+  // Finish would only fill a status nobody reads (its source translated
+  // through the communicator), so it is skipped.
+  const bool unseen = status == MPI_STATUS_IGNORE && p2p && !r.completed &&
+                      !r.unpack_on_done && !r.persistent &&
+                      r.req.status() == Status::kOk;
+  const int err = unseen ? MPI_SUCCESS : Finish(st, r, fn);
   if (status != MPI_STATUS_IGNORE) *status = r.status;
   if (r.persistent) {
     r.persistent->active = false;
     r.kind = MpiRequest::Kind::kDone;
     return err;
   }
-  if (r.kind == MpiRequest::Kind::kSend || r.kind == MpiRequest::Kind::kRecv)
+  if (p2p)
     (void)st.requests.Release(*h,
                               [](MpiRequest& o) { o.ResetPointToPoint(); });
   else
