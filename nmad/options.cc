@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "nmad/strategies/strategy.h"
+#include "topology/base/config_registry.h"
 
 namespace rondo::nmad {
 namespace {
@@ -44,7 +45,8 @@ std::vector<Var> MakeTable() {
        },
        [](const NmadOptions& o) { return o.strategy; }},
       {"RONDO_EAGER_LIMIT", "16384", "an integer in 0..1048512",
-       "largest message sent eagerly; larger ones use rendezvous",
+       "largest message sent eagerly; larger ones use rendezvous (above "
+       "RONDO_MAX_PACKET - 64, an unset RONDO_MAX_PACKET grows to fit)",
        [](NmadOptions& o, const std::string& v) {
          o.eager_limit = static_cast<size_t>(ParseInt(v, 0, (1 << 20) - 64));
        },
@@ -147,6 +149,15 @@ std::vector<std::string_view> NmadVariableNames() {
 NmadOptions NmadOptions::FromEnvironment() {
   NmadOptions o;
   engine::ApplyConfig(Table(), o, /*use_environment=*/true);
+  // An eager limit above the default packet (RONDO_EAGER_LIMIT=65536 is
+  // the usual 64 KiB) raises the packet to fit it, unless RONDO_MAX_PACKET
+  // was set too: then Validate refuses the pair, naming both.
+  if (!base::ConfigRegistry::Global().Raw("RONDO_MAX_PACKET")) {
+    size_t need = o.eager_limit;
+    if (o.net_eager_limit != kAutoNetEager && o.net_eager_limit > need)
+      need = o.net_eager_limit;
+    if (need > o.max_packet - 64) o.max_packet = (need + 64 + 63) & ~size_t{63};
+  }
   o.Validate();
   return o;
 }
@@ -160,11 +171,13 @@ void NmadOptions::Validate() const {
   if (eager_limit > max_packet - 64)  // max_packet >= 1024: no wrap-around
     throw std::invalid_argument(
         "NmadOptions::eager_limit " + std::to_string(eager_limit) +
-        " must be at most max_packet - 64 = " + std::to_string(max_packet - 64));
+        " must be at most max_packet - 64 = " + std::to_string(max_packet - 64) +
+        " (RONDO_EAGER_LIMIT and RONDO_MAX_PACKET)");
   if (net_eager_limit != kAutoNetEager && net_eager_limit > max_packet - 64)
     throw std::invalid_argument(
         "NmadOptions::net_eager_limit " + std::to_string(net_eager_limit) +
-        " must be at most max_packet - 64 = " + std::to_string(max_packet - 64));
+        " must be at most max_packet - 64 = " + std::to_string(max_packet - 64) +
+        " (RONDO_NET_EAGER_LIMIT and RONDO_MAX_PACKET)");
   if (rails.empty() || rails.size() > 8)
     throw std::invalid_argument("NmadOptions::rails must list 1 to 8 rails");
   for (const std::string& r : rails)

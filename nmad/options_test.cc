@@ -167,12 +167,30 @@ TEST_CASE("RONDO_EAGER_LIMIT", "[options]") {
   for (const char* bad : {"", "abc", "-1", "1048513", "16k", "1e4", "12 "})
     ExpectInvalid("RONDO_EAGER_LIMIT", bad);
   {
-    // In range for the variable but too large for the packet size: Validate.
+    // Above the default packet: the packet grows to fit it (64-byte steps).
     Env env;
+    env.Set("RONDO_EAGER_LIMIT", "65536");
+    NmadOptions o = NmadOptions::FromEnvironment();
+    CHECK(o.eager_limit == 65536);
+    CHECK(o.max_packet == 65600);
+    CHECK(o.NetEagerLimit() == 65536);
     env.Set("RONDO_EAGER_LIMIT", "65473");
+    CHECK(NmadOptions::FromEnvironment().max_packet == 65600);
+    env.Set("RONDO_EAGER_LIMIT", "1048512");
+    CHECK(NmadOptions::FromEnvironment().max_packet == 1048576);
+    env.Set("RONDO_EAGER_LIMIT", "100").Set("RONDO_NET_EAGER_LIMIT", "70000");
+    o = NmadOptions::FromEnvironment();
+    CHECK(o.max_packet == 70080);
+    CHECK(o.NetEagerLimit() == 70000);
+  }
+  {
+    // Too large for a packet size that was set too: Validate names both.
+    Env env;
+    env.Set("RONDO_EAGER_LIMIT", "65473").Set("RONDO_MAX_PACKET", "65536");
     CHECK_THROWS_WITH(NmadOptions::FromEnvironment(),
                       Catch::Contains("eager_limit 65473") &&
-                          Catch::Contains("max_packet - 64 = 65472"));
+                          Catch::Contains("max_packet - 64 = 65472") &&
+                          Catch::Contains("RONDO_MAX_PACKET"));
   }
 }
 
@@ -220,9 +238,12 @@ TEST_CASE("RONDO_NET_EAGER_LIMIT", "[options]") {
   {
     Env env;
     env.Set("RONDO_NET_EAGER_LIMIT", "65473");
+    CHECK(NmadOptions::FromEnvironment().max_packet == 65600);
+    env.Set("RONDO_MAX_PACKET", "65536");
     CHECK_THROWS_WITH(NmadOptions::FromEnvironment(),
                       Catch::Contains("net_eager_limit 65473") &&
-                          Catch::Contains("max_packet - 64 = 65472"));
+                          Catch::Contains("max_packet - 64 = 65472") &&
+                          Catch::Contains("RONDO_NET_EAGER_LIMIT"));
   }
 }
 
