@@ -23,6 +23,12 @@ std::vector<base::ConfigDecl> MpiDeclarations() {
                        std::string(coll::CollectiveName(c)) +
                        " (auto: by size and process count)"});
   }
+  out.push_back({"RONDO_MPI_THREAD_LEVEL", "mpi", "choice", "single",
+                 "single|funneled|serialized|multiple",
+                 "the thread level MPI_Init provides (MPI_Init_thread "
+                 "provides the level asked for); below multiple, MPI calls "
+                 "from several threads at once are erroneous, and the "
+                 "request pool takes no locked instruction"});
   out.push_back({"RONDO_COLL_SEGMENT_BYTES", "mpi", "integer", "65536",
                  "a positive number of bytes",
                  "segment size of pipelined collectives"});

@@ -1,6 +1,7 @@
 // HandlePool (MadMPI's request pool): growth by chunks up to the cap, stale
 // and garbage handles rejected, slots reused with a new generation, adopted
-// objects released, and concurrent Acquire/Release from several threads
+// objects released, each with and without compare-and-swaps
+// (set_concurrent), and concurrent Acquire/Release from several threads
 // (run under --config=tsan too).
 #include "nmad/mpi/internal/handle_pool.h"
 
@@ -28,6 +29,8 @@ using Pool = HandlePool<Obj>;
 
 TEST_CASE("a new pool allocates on first use and hands out live handles") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   CHECK(pool.capacity() == 0);
   Obj* o = nullptr;
   const int h = pool.Acquire(&o);
@@ -41,6 +44,8 @@ TEST_CASE("a new pool allocates on first use and hands out live handles") {
 
 TEST_CASE("exhaustion grows by chunks up to the cap, then refuses") {
   Pool pool(3 * Pool::kChunkSlots);
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   std::vector<int> handles;
   std::set<Obj*> objects;
   for (uint32_t i = 0; i < 3 * Pool::kChunkSlots; ++i) {
@@ -70,6 +75,8 @@ TEST_CASE("exhaustion grows by chunks up to the cap, then refuses") {
 
 TEST_CASE("a released handle is stale: Get, Release and Invalidate refuse it") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   Obj* o = nullptr;
   const int h = pool.Acquire(&o);
   o->value = 7;
@@ -90,6 +97,8 @@ TEST_CASE("a released handle is stale: Get, Release and Invalidate refuse it") {
 
 TEST_CASE("garbage handles are rejected without a crash") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   Obj* o = nullptr;
   const int h = pool.Acquire(&o);
   for (int bad : {0, -1, -h, 1, 12345, h + 1, h ^ (1 << 25),
@@ -104,6 +113,8 @@ TEST_CASE("garbage handles are rejected without a crash") {
 
 TEST_CASE("reuse many times: generations advance and wrap, never 0") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   Obj* first = nullptr;
   int prev = pool.Acquire(&first);
   REQUIRE(pool.Release(prev));
@@ -128,6 +139,8 @@ TEST_CASE("reuse many times: generations advance and wrap, never 0") {
 
 TEST_CASE("invalidate keeps the object until it is recycled") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   Obj* o = nullptr;
   const int h = pool.Acquire(&o);
   o->value = 5;
@@ -149,6 +162,8 @@ TEST_CASE("invalidate keeps the object until it is recycled") {
 
 TEST_CASE("Release with a reset uses the caller's, once, and refuses a stale handle") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   Obj* o = nullptr;
   const int h = pool.Acquire(&o);
   REQUIRE(h > 0);
@@ -176,6 +191,8 @@ TEST_CASE("Release with a reset uses the caller's, once, and refuses a stale han
 
 TEST_CASE("adopted objects are held until released, then dropped") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   auto obj = std::make_shared<Obj>();
   std::weak_ptr<Obj> weak = obj;
   obj->value = 9;
@@ -196,6 +213,8 @@ TEST_CASE("adopted objects are held until released, then dropped") {
 
 TEST_CASE("ForEachLive lists exactly the live handles") {
   Pool pool;
+  // Both modes: compare-and-swaps (MPI_THREAD_MULTIPLE) or plain stores.
+  pool.set_concurrent(GENERATE(true, false));
   std::set<int> live;
   std::vector<int> all;
   for (int i = 0; i < 600; ++i) {
@@ -258,6 +277,38 @@ TEST_CASE("threads acquire and release concurrently without losing slots") {
     again.push_back(h);
   }
   CHECK(std::set<int>(again.begin(), again.end()).size() == again.size());
+}
+
+TEST_CASE("a pool used one thread at a time turns concurrent with its state") {
+  // MPI_Init (MPI_THREAD_SINGLE) and then MPI_Session_init asking for
+  // MPI_THREAD_MULTIPLE: the free list and the live handles carry over.
+  Pool pool;
+  pool.set_concurrent(false);
+  CHECK_FALSE(pool.concurrent());
+  std::vector<int> live;
+  for (int i = 0; i < 300; ++i) {  // two chunks
+    Obj* o = nullptr;
+    live.push_back(pool.Acquire(&o));
+    o->value = i;
+  }
+  for (int i = 0; i < 300; i += 2) REQUIRE(pool.Release(live[i]));
+  pool.set_concurrent(true);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int k = 0; k < 2000; ++k) {
+        Obj* o = nullptr;
+        const int h = pool.Acquire(&o);
+        if (h <= 0 || o->value != 0) failures.fetch_add(1);
+        o->value = 1;
+        if (!pool.Release(h)) failures.fetch_add(1);
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
+  for (int i = 1; i < 300; i += 2) CHECK(pool.Get(live[i])->value == i);
+  CHECK(pool.capacity() <= 3 * Pool::kChunkSlots);
 }
 
 }  // namespace

@@ -422,6 +422,11 @@ State* AcquireState(bool world, int required, const char* fn,
                     : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                       : required;
   if (level > st->thread_level) st->thread_level = level;
+  // Below MPI_THREAD_MULTIPLE the application's threads take turns, and
+  // only they use the request pool: no compare-and-swap there (handle_pool.h).
+  // The level only rises, and a rise happens in an init call, which the
+  // level held so far lets no other thread overlap.
+  st->requests.set_concurrent(st->thread_level == MPI_THREAD_MULTIPLE);
   if (world) {
     g_world_user = true;
   } else {
@@ -548,8 +553,25 @@ void DestroyState(State* st) {
 
 extern "C" {
 
+// MPI_Init provides the level RONDO_MPI_THREAD_LEVEL names: single by
+// default, as Open MPI's (OMPI_MPI_THREAD_LEVEL) and MPICH's
+// (MPIR_CVAR_DEFAULT_THREAD_LEVEL) do; a program that calls MPI from
+// several threads asks MPI_Init_thread for MPI_THREAD_MULTIPLE.
 int PMPI_Init(int*, char***) {
-  return InitCommon(MPI_THREAD_MULTIPLE, nullptr, "MPI_Init");
+  int level = MPI_THREAD_SINGLE;
+  try {
+    const std::string v = rondo::base::ConfigRegistry::Global().GetChoice(
+        "RONDO_MPI_THREAD_LEVEL");
+    level = v == "multiple"     ? MPI_THREAD_MULTIPLE
+            : v == "serialized" ? MPI_THREAD_SERIALIZED
+            : v == "funneled"   ? MPI_THREAD_FUNNELED
+                                : MPI_THREAD_SINGLE;
+  } catch (const std::exception& e) {
+    // As a bad value of any other variable read at MPI_Init (AcquireState).
+    RONDO_LOG_ERROR("MPI_Init failed: {}", e.what());
+    std::_Exit(1);
+  }
+  return InitCommon(level, nullptr, "MPI_Init");
 }
 
 int PMPI_Init_thread(int*, char***, int required, int* provided) {

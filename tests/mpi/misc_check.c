@@ -10,6 +10,8 @@
  * own duplicate of MPI_COMM_WORLD, while a fifth thread runs collectives on
  * another duplicate. */
 #include <pthread.h>
+#include <string.h>
+#include <strings.h>
 
 #include "check.h"
 
@@ -1027,13 +1029,29 @@ int main(int argc, char** argv) {
   MPI_Initialized(&flag);
   MPI_Finalized(&flag2);
   int provided = -1;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  /* --init LEVEL: MPI_Init instead of MPI_Init_thread(MPI_THREAD_MULTIPLE),
+   * and the level it must provide (Rondo: RONDO_MPI_THREAD_LEVEL, single
+   * by default, as Open MPI's). */
+  int init_level = -1;
+  if (argc > 2 && strcmp(argv[1], "--init") == 0) {
+    for (int l = MPI_THREAD_SINGLE; l <= MPI_THREAD_MULTIPLE; ++l)
+      if (strcasecmp(argv[2], level_name(l) + strlen("MPI_THREAD_")) == 0) init_level = l;
+    if (init_level < 0) {
+      printf("FAIL --init %s: not single, funneled, serialized or multiple\n", argv[2]);
+      return 2;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Query_thread(&provided);
+  } else {
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  }
   chk_init();
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   chk_context("environment");
   check_ll("Initialized before Init", 0, flag);
   check_ll("Finalized before Init", 0, flag2);
+  if (init_level >= 0) check_ll("the level MPI_Init provides", init_level, provided);
   if (me == 0) {
     printf("misc_check: provided %s\n", level_name(provided));
     fflush(stdout);
