@@ -867,7 +867,14 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
         r->req->info_.size = c.payload_size;
         r->req->info_.received = n;
       }
-      FinishUser(r, n < c.payload_size ? Status::kTruncated : Status::kOk);
+      // `r` is this call's alone: every caller took it from the posted
+      // queue or never posted it, and it goes back to the pool below, so
+      // no other path (a cancel, a peer's failure, the shutdown) can reach
+      // it: it completes without FinishUser's exchange, which settles a
+      // race between those paths (a locked instruction per message).
+      if (r->req)
+        r->req->Complete(n < c.payload_size ? Status::kTruncated
+                                            : Status::kOk);
       if (cache != nullptr)
         cache->Put(recv_pool, r);
       else
