@@ -47,9 +47,15 @@ std::string Explain(const uint8_t* ring, uint32_t ring_bytes, uint32_t head,
 uint32_t WriteFrame(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
                     FrameType type, const iovec* iov, int iovcnt,
                     uint32_t len) noexcept {
-  const Placement p = Place(ring_bytes, tail, len);
+  return WriteFrameAt(ring, ring_bytes, tail, Place(ring_bytes, tail, len).at,
+                      type, iov, iovcnt, len);
+}
+
+uint32_t WriteFrameAt(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
+                      uint32_t at, FrameType type, const iovec* iov,
+                      int iovcnt, uint32_t len) noexcept {
   // Contiguous: each iov entry is one copy.
-  uint8_t* dst = FramePayload(ring, ring_bytes, p.at);
+  uint8_t* dst = FramePayload(ring, ring_bytes, at);
   uint32_t left = len;
   for (int i = 0; i < iovcnt && left > 0; ++i) {
     const size_t k = iov[i].iov_len < left ? iov[i].iov_len : left;
@@ -57,7 +63,7 @@ uint32_t WriteFrame(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
     dst += k;
     left -= static_cast<uint32_t>(k);
   }
-  return PublishFrame(ring, ring_bytes, tail, p.at, type, len);
+  return PublishFrame(ring, ring_bytes, tail, at, type, len);
 }
 
 namespace {

@@ -178,16 +178,19 @@ std::string Explain(const uint8_t* ring, uint32_t ring_bytes, uint32_t head,
 // Where a frame of `len` bytes goes when the producer's tail is `tail`:
 // at `at` (tail, or the next lap's start after a skip frame), taking
 // `need` ring bytes counted from tail (the skip, the frame, and the next
-// header word it zeroes), which must be free.
+// header word it zeroes), which must be free. `next_lap`: start the next
+// lap even if the frame fits before the ring's end (a tail at a lap's
+// start stays where it is).
 struct Placement {
   uint32_t at;
   uint32_t need;
 };
-inline Placement Place(uint32_t ring_bytes, uint32_t tail,
-                       uint32_t len) noexcept {
+inline Placement Place(uint32_t ring_bytes, uint32_t tail, uint32_t len,
+                       bool next_lap = false) noexcept {
   const uint32_t off = tail & (ring_bytes - 1);
   const uint32_t bytes = FrameBytes(len);
-  if (bytes <= ring_bytes - off) return {tail, bytes + kFrameHeader};
+  if (bytes <= ring_bytes - off && (!next_lap || off == 0))
+    return {tail, bytes + kFrameHeader};
   const uint32_t skip = ring_bytes - off;
   return {tail + skip, skip + bytes + kFrameHeader};
 }
@@ -233,6 +236,11 @@ inline uint32_t PublishFrame(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
 uint32_t WriteFrame(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
                     FrameType type, const iovec* iov, int iovcnt,
                     uint32_t len) noexcept;
+// The same at `at`, a placement of Place(ring_bytes, tail, len, next_lap)
+// for either `next_lap`.
+uint32_t WriteFrameAt(uint8_t* ring, uint32_t ring_bytes, uint32_t tail,
+                      uint32_t at, FrameType type, const iovec* iov,
+                      int iovcnt, uint32_t len) noexcept;
 
 // Control payload decoders: false when `len` is not the frame's size.
 bool DecodeRts(const uint8_t* p, uint32_t len, RtsFrame* out) noexcept;

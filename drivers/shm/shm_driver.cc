@@ -296,11 +296,38 @@ bool ShmDriver::HasRoom(Peer& p, uint32_t need) noexcept {
   return false;
 }
 
+Placement ShmDriver::PlaceFrame(Peer& p, uint32_t len) noexcept {
+  // A receiver that keeps up reads each frame as it is published; walking
+  // the whole ring (128 KiB by default) then writes lines neither core has
+  // touched for a lap, where the first few KiB would still be in both
+  // L1s. Past that hot part, at most once per hot_ring_bytes written (the
+  // head is a line the receiver writes: a cross-core read), look whether
+  // it has read everything, and if so start the next lap now. A receiver
+  // that lags (a stream) keeps the whole ring.
+  const uint32_t hot = options_.hot_ring_bytes;
+  if (hot != 0 && static_cast<int32_t>(p.tail - p.wrap_check) >= 0) {
+    p.wrap_check = p.tail + hot;
+    if ((p.tail & (ring_bytes_ - 1)) >= hot) {
+      p.head_cache = segment_->control(options_.local, p.local)
+                         .head.load(std::memory_order_acquire);
+      if (p.head_cache == p.tail) {
+        const Placement wrapped = Place(ring_bytes_, p.tail, len, true);
+        if (wrapped.need <= ring_bytes_) {
+          p.wrap_check = wrapped.at + hot;
+          return wrapped;
+        }
+      }
+    }
+  }
+  return Place(ring_bytes_, p.tail, len);
+}
+
 Status ShmDriver::TryWrite(Peer& p, FrameType type, const iovec* iov,
                            int iovcnt, uint32_t len) noexcept {
-  if (!HasRoom(p, Place(ring_bytes_, p.tail, len).need))
-    return Status::kNoResource;
-  p.tail = WriteFrame(p.out, ring_bytes_, p.tail, type, iov, iovcnt, len);
+  const Placement at = PlaceFrame(p, len);
+  if (!HasRoom(p, at.need)) return Status::kNoResource;
+  p.tail = WriteFrameAt(p.out, ring_bytes_, p.tail, at.at, type, iov, iovcnt,
+                        len);
   RingDoorbell(p);
   return Status::kOk;
 }
@@ -309,7 +336,7 @@ uint8_t* ShmDriver::ReservePacket(int peer, size_t len) noexcept {
   if (len > caps_.max_packet || closed_) return nullptr;
   Peer* p = PeerOf(peer);
   if (p == nullptr || p->failed) return nullptr;
-  const Placement at = Place(ring_bytes_, p->tail, static_cast<uint32_t>(len));
+  const Placement at = PlaceFrame(*p, static_cast<uint32_t>(len));
   if (!HasRoom(*p, at.need)) return nullptr;
   p->reserved_at = at.at;
   return FramePayload(p->out, ring_bytes_, at.at);

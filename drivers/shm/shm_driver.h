@@ -76,6 +76,13 @@ struct ShmDriverOptions {
   // kernel lets the sleeper take the whole cost (drivers/shm/fence.h);
   // false: a full fence on every send (tests of both halves).
   bool asymmetric_fence = true;
+  // The part of a ring a sender keeps to while its receiver keeps up:
+  // past this offset in a lap, at most once per this many bytes, it asks
+  // whether the receiver has read everything and, if so, starts the next
+  // lap at once (a skip frame) instead of walking the whole ring, so the
+  // lines it writes are still in both cores' L1 (docs/shm.md, "The hot
+  // part of the ring"). 0: walk the whole ring.
+  uint32_t hot_ring_bytes = 8 * 1024;
   // Empty polls between two liveness checks of the peers.
   int liveness_polls = 4096;
   // Pid recorded in the slot (tests attach a stand-in process); 0: getpid().
@@ -184,6 +191,8 @@ class ShmDriver final : public Driver {
     uint32_t tail = 0;         // producer: bytes written (this -> peer)
     uint32_t head_cache = 0;   // producer: last head seen
     uint32_t reserved_at = 0;  // producer: the frame ReservePacket placed
+    // producer: the tail from which the next early-wrap check may run
+    uint32_t wrap_check = 0;
     uint32_t head = 0;         // consumer: bytes read (peer -> this)
     uint32_t published = 0;    // consumer: last head stored
     const uint8_t* in = nullptr;  // consumer: the ring peer -> this
@@ -208,6 +217,10 @@ class ShmDriver final : public Driver {
   // Whether `need` more bytes fit in the FIFO to `p` (reloads the
   // consumer's head when the cached one says no).
   bool HasRoom(Peer& p, uint32_t need) noexcept;
+  // Where a frame of `len` bytes to `p` goes: the tail, or the next lap's
+  // start when the receiver has read everything and the tail is past the
+  // hot part of the ring (options_.hot_ring_bytes).
+  Placement PlaceFrame(Peer& p, uint32_t len) noexcept;
   void RingDoorbell(Peer& p) noexcept;
   void SendControl(Peer& p, FrameType type, const void* data,
                    uint32_t len) noexcept;
