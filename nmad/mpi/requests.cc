@@ -75,6 +75,26 @@ int StatusError(const Comm* comm, Status s, const char* fn,
   }
 }
 
+namespace {
+
+// The status of a completed point-to-point request, as far as the core's
+// request tells it (Finish adds the errors; FinishInto has none).
+void FillStatus(State& st, MpiRequest& r, Status s) {
+  if (r.kind == MpiRequest::Kind::kSend) {
+    r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
+    return;
+  }
+  const RecvInfo& info = r.req.info();
+  r.status.MPI_SOURCE = info.source >= 0 && info.source < st.world_size()
+                            ? r.comm->from_world[info.source]
+                            : MPI_ANY_SOURCE;
+  r.status.MPI_TAG = info.tag;
+  r.status.rondo_bytes = static_cast<long long>(info.received);
+  r.status.rondo_cancelled = s == Status::kCanceled;
+}
+
+}  // namespace
+
 int Finish(State& st, MpiRequest& r, const char* fn) {
   if (r.completed) return r.error;
   r.completed = true;
@@ -82,8 +102,8 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
     case MpiRequest::Kind::kDone:
       break;
     case MpiRequest::Kind::kSend: {
-      r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
       Status s = r.req.status();
+      FillStatus(st, r, s);
       if (s != Status::kOk)
         r.error = StatusError(
             r.comm.get(), s, fn,
@@ -94,13 +114,7 @@ int Finish(State& st, MpiRequest& r, const char* fn) {
     case MpiRequest::Kind::kRecv: {
       const RecvInfo& info = r.req.info();
       Status s = r.req.status();
-      r.status.MPI_SOURCE =
-          info.source >= 0 && info.source < st.world_size()
-              ? r.comm->from_world[info.source]
-              : MPI_ANY_SOURCE;
-      r.status.MPI_TAG = info.tag;
-      r.status.rondo_bytes = static_cast<long long>(info.received);
-      r.status.rondo_cancelled = s == Status::kCanceled;
+      FillStatus(st, r, s);
       if (r.unpack_on_done && info.received > 0)
         r.type->Unpack(r.staging.data(), static_cast<int64_t>(info.received),
                        r.user_buf, r.count);
@@ -180,48 +194,41 @@ void WaitUntilDone(State& st, MpiRequest& r) {
 namespace {
 
 // Whether `r` is a send or receive that went well and needs no unpacking:
-// what FinishQuick handles, and what an ignored status lets skip Finish.
-bool PlainSuccess(const MpiRequest& r) {
+// what FinishInto completes inline, and lets skip when the status is ignored.
+[[gnu::always_inline]] inline bool PlainSuccess(const MpiRequest& r) {
   return (r.kind == MpiRequest::Kind::kSend ||
           r.kind == MpiRequest::Kind::kRecv) &&
          !r.completed && r.error == MPI_SUCCESS && !r.unpack_on_done &&
          r.req.status() == Status::kOk;
 }
 
-// Finish for a PlainSuccess request, inline: Finish's frame is sized for
-// its error paths (the strings they build, under the stack protector),
-// 74 instructions of MPI_Recv where the status's fields take about 20.
-void FinishQuick(State& st, MpiRequest& r) {
-  r.completed = true;
-  if (r.kind == MpiRequest::Kind::kSend) {
-    r.status = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
-    return;
+// Finish, then the status handed out (unless ignored): inline for a
+// PlainSuccess request that is not persistent, whose status is only filled
+// when asked for. Finish's frame is sized for its error paths (the strings
+// they build, under the stack protector): 74 instructions of MPI_Recv
+// where the status's fields take about 20. A request left unfinished this
+// way is not read again (its caller's stack, or the pool's reset).
+[[gnu::always_inline]] inline int FinishInto(State& st, MpiRequest& r,
+                                             MPI_Status* status,
+                                             const char* fn) {
+  int err = MPI_SUCCESS;
+  if (PlainSuccess(r) && !r.persistent) {
+    if (status == MPI_STATUS_IGNORE) return MPI_SUCCESS;
+    r.completed = true;
+    FillStatus(st, r, Status::kOk);
+    r.status.MPI_ERROR = MPI_SUCCESS;
+  } else {
+    err = Finish(st, r, fn);
   }
-  const RecvInfo& info = r.req.info();
-  r.status.MPI_SOURCE = info.source >= 0 && info.source < st.world_size()
-                            ? r.comm->from_world[info.source]
-                            : MPI_ANY_SOURCE;
-  r.status.MPI_TAG = info.tag;
-  r.status.MPI_ERROR = MPI_SUCCESS;
-  r.status.rondo_cancelled = 0;
-  r.status.rondo_bytes = static_cast<long long>(info.received);
+  if (status != MPI_STATUS_IGNORE) *status = r.status;
+  return err;
 }
 
 }  // namespace
 
 int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
   WaitUntilDone(st, r);
-  if (PlainSuccess(r)) {
-    // The callers' requests live on their stacks: nothing reads one after
-    // this, so an ignored status leaves it as it is (as Release does).
-    if (status == MPI_STATUS_IGNORE) return MPI_SUCCESS;
-    FinishQuick(st, r);
-    *status = r.status;
-    return MPI_SUCCESS;
-  }
-  int err = Finish(st, r, fn);
-  if (status != MPI_STATUS_IGNORE) *status = r.status;
-  return err;
+  return FinishInto(st, r, status, fn);
 }
 
 int CancelOrWait(State& st, MpiRequest& r) {
@@ -260,17 +267,10 @@ int Release(State& st, MPI_Request* h, MpiRequest& r, MPI_Status* status,
             const char* fn) {
   const bool p2p = r.kind == MpiRequest::Kind::kSend ||
                    r.kind == MpiRequest::Kind::kRecv;
-  // An ordinary send or receive that went well: its status ignored (the
+  // An ordinary send or receive that went well, its status ignored (the
   // window of a message-rate loop, MPI_Waitall(..., MPI_STATUSES_IGNORE)),
-  // Finish would only fill a status nobody reads (its source translated
-  // through the communicator), so it is skipped; else FinishQuick fills it.
-  int err = MPI_SUCCESS;
-  if (PlainSuccess(r) && !r.persistent) {
-    if (status != MPI_STATUS_IGNORE) FinishQuick(st, r);
-  } else {
-    err = Finish(st, r, fn);
-  }
-  if (status != MPI_STATUS_IGNORE) *status = r.status;
+  // skips Finish: FinishInto.
+  const int err = FinishInto(st, r, status, fn);
   if (r.persistent) {
     r.persistent->active = false;
     r.kind = MpiRequest::Kind::kDone;

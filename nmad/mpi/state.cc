@@ -426,7 +426,11 @@ State* AcquireState(bool world, int required, const char* fn,
   // only they use the request pool: no compare-and-swap there (handle_pool.h).
   // The level only rises, and a rise happens in an init call, which the
   // level held so far lets no other thread overlap.
-  st->requests.set_concurrent(st->thread_level == MPI_THREAD_MULTIPLE);
+  // Written only when it changes: other threads may be using the pool
+  // under MPI_THREAD_MULTIPLE (a session's) while MPI_Init runs.
+  const bool concurrent = st->thread_level == MPI_THREAD_MULTIPLE;
+  if (st->requests.concurrent() != concurrent)
+    st->requests.set_concurrent(concurrent);
   if (world) {
     g_world_user = true;
   } else {

@@ -70,9 +70,15 @@ class HandlePool {
   HandlePool& operator=(const HandlePool&) = delete;
 
   // Whether calls may come from several threads at once (the default).
-  // Changed only while no other thread uses the pool.
-  void set_concurrent(bool concurrent) noexcept { concurrent_ = concurrent; }
-  bool concurrent() const noexcept { return concurrent_; }
+  // Changed only while no other thread uses the pool; read on every call
+  // (relaxed: a plain load), so that a thread asking while others use the
+  // pool concurrently reads it without a race.
+  void set_concurrent(bool concurrent) noexcept {
+    concurrent_.store(concurrent, std::memory_order_relaxed);
+  }
+  bool concurrent() const noexcept {
+    return concurrent_.load(std::memory_order_relaxed);
+  }
 
   // A free object of the pool (in its reset state) in *obj and its handle;
   // 0 (and *obj untouched) when max_slots objects are in use.
@@ -114,7 +120,7 @@ class HandlePool {
     uint32_t expected = LiveState(handle);
     const uint32_t gen = expected >> 1;
     const uint32_t next_gen = gen == kGenMax ? 1 : gen + 1;
-    if (!concurrent_) {
+    if (!concurrent()) {
       if (s->state.load(std::memory_order_relaxed) != expected) return kNoSlot;
       s->state.store(next_gen << 1, std::memory_order_relaxed);
       return static_cast<uint32_t>(handle) & kIndexMask;
@@ -232,7 +238,7 @@ class HandlePool {
       }
       const uint32_t next =
           SlotAt(i).next.load(std::memory_order_relaxed);
-      if (!concurrent_) {
+      if (!concurrent()) {
         head_.store(Head((h >> 32) + 1, next), std::memory_order_relaxed);
         return i;
       }
@@ -250,7 +256,7 @@ class HandlePool {
   void PushChain(uint32_t first, uint32_t last) noexcept {
     Slot& tail = SlotAt(last);
     uint64_t h = head_.load(std::memory_order_relaxed);
-    if (!concurrent_) {
+    if (!concurrent()) {
       tail.next.store(static_cast<uint32_t>(h), std::memory_order_relaxed);
       head_.store(Head((h >> 32) + 1, first), std::memory_order_relaxed);
       return;
@@ -282,7 +288,7 @@ class HandlePool {
   }
 
   const uint32_t max_chunks_;
-  bool concurrent_ = true;
+  std::atomic<bool> concurrent_{true};
   alignas(64) std::atomic<uint64_t> head_{Head(0, kNoSlot)};
   alignas(64) std::atomic<uint32_t> num_chunks_{0};
   std::mutex grow_mu_;
