@@ -149,9 +149,21 @@ class Request {
 class IdleBackoff {
  public:
   explicit IdleBackoff(const Core& core) noexcept;
-  void Pass(int worked) noexcept;
+  // Inline up to the yield: every pass of a waiter's loop comes here.
+  void Pass(int worked) noexcept {
+    if (worked > 0) [[unlikely]] {
+      idle_ = 0;
+      idle_since_ = -1;
+      return;
+    }
+    if (++idle_ < yield_after_) [[likely]]
+      return;
+    Idle();
+  }
 
  private:
+  void Idle() noexcept;  // a run of yield_after_ empty passes
+
   engine::Engine* engine_;
   uint32_t yield_after_;
   bool sleep_;

@@ -44,6 +44,7 @@ Result<std::unique_ptr<LocalityDriver>> LocalityDriver::Create(
     }
   }
   d->local_ = std::move(local);
+  d->shm_ = dynamic_cast<ShmDriver*>(d->local_.get());
   d->remote_ = std::move(remote);
   return d;
 }

@@ -659,7 +659,7 @@ int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
     const Peek k = PeekFrame(p.in, ring_bytes_, p.head, max_len, &f);
     if (k == Peek::kEmpty) break;
     if (k == Peek::kCorrupt) [[unlikely]] {
-      Corrupt(p, Explain(p.in, ring_bytes_, p.head, max_len));
+      CorruptAtHead(p);
       break;
     }
     p.head += f.bytes;
@@ -684,6 +684,10 @@ int ShmDriver::Drain(Peer& p, bool after_death) noexcept {
 }
 
 // ---- failures ----
+
+void ShmDriver::CorruptAtHead(Peer& p) noexcept {
+  Corrupt(p, Explain(p.in, ring_bytes_, p.head, max_frame_));
+}
 
 void ShmDriver::Corrupt(Peer& p, const std::string& why) noexcept {
   ++corrupt_frames_;

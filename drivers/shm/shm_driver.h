@@ -236,8 +236,11 @@ class ShmDriver final : public Driver {
   // The check every `liveness_polls` empty polls: peers found dead are
   // failed after the frames they wrote are read. Returns frames read.
   int CheckLiveness() noexcept;
-  void Handle(Peer& p, FrameType type, const uint8_t* data,
-              uint32_t len) noexcept;
+  // Out of Drain's frame (the control frames and the refusals build
+  // strings; inline, they gave every delivery a stack guard).
+  [[gnu::noinline]] void Handle(Peer& p, FrameType type, const uint8_t* data,
+                                uint32_t len) noexcept;
+  [[gnu::noinline]] void CorruptAtHead(Peer& p) noexcept;
   void StartRecv(Peer& p, uint64_t key, RecvOp& op, const Rts& rts) noexcept;
   void Corrupt(Peer& p, const std::string& why) noexcept;
   bool Alive(Peer& p) noexcept;

@@ -227,7 +227,13 @@ namespace {
 }  // namespace
 
 int WaitOne(State& st, MpiRequest& r, MPI_Status* status, const char* fn) {
-  WaitUntilDone(st, r);
+  // A send or a receive (MPI_Recv, MPI_Wait on one): WaitUntilDone's case
+  // inline, one call fewer between the arrival and the caller.
+  if (r.kind == MpiRequest::Kind::kSend || r.kind == MpiRequest::Kind::kRecv) {
+    if (!r.req.done()) (void)st.core().Wait(r.req);
+  } else {
+    WaitUntilDone(st, r);
+  }
   return FinishInto(st, r, status, fn);
 }
 
