@@ -497,15 +497,19 @@ struct CoreImpl final : drivers::PacketSink, RailClient, BroadcastHost {
   // Fills the rendezvous plan of a large send.
   void PlanRendezvous(SessionState* s, SendOp* op) {
     op->rdv_id = next_rdv.fetch_add(1, std::memory_order_relaxed);
-    std::vector<strategies::RailInfo> infos;
+    // On the stack: a rendezvous allocates nothing (at most 8 rails).
+    strategies::RailInfo infos[strategies::kMaxRdvParts];
+    int n = 0;
     if (op->dest != rank)
-      for (int i = 0; i < loopback; ++i) {
+      for (int i = 0; i < loopback && n < static_cast<int>(std::size(infos));
+           ++i) {
         double bw = options.rail_bandwidth_mbps.empty()
                         ? rails[i]->driver->caps().bandwidth_bytes_per_s
                         : options.rail_bandwidth_mbps[i] * 1e6;
-        infos.push_back({i, bw});
+        infos[n++] = {i, bw};
       }
-    op->nparts = PlanParts(op->len, op->dest == rank, loopback, infos,
+    op->nparts = PlanParts(op->len, op->dest == rank, loopback,
+                           std::span<const strategies::RailInfo>(infos, n),
                            *s->strategy, op->parts);
   }
 

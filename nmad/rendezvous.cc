@@ -29,8 +29,10 @@ int PlanParts(uint64_t len, bool to_self, int loopback_rail,
     out[0] = {static_cast<uint8_t>(loopback_rail), len};
     return 1;
   }
-  std::vector<strategies::RdvPart> plan = strategy.SplitRendezvous(len, rails);
-  const int n = std::min<int>(static_cast<int>(plan.size()), wire::kMaxParts);
+  static_assert(static_cast<int>(strategies::kMaxRdvParts) == wire::kMaxParts);
+  strategies::RdvPart plan[strategies::kMaxRdvParts];
+  const int n = std::clamp(strategy.SplitRendezvousInto(len, rails, plan), 0,
+                           wire::kMaxParts);
   uint64_t sum = 0;
   for (int i = 0; i < n; ++i) {
     out[i] = {static_cast<uint8_t>(plan[i].rail), plan[i].bytes};

@@ -67,9 +67,12 @@ struct BadSplit : strategies::Strategy {
   bool defers_sends() const noexcept override { return false; }
   void NextPacket(strategies::ChunkQueue&, size_t, int,
                   std::vector<strategies::PendingChunk*>&) const override {}
-  std::vector<strategies::RdvPart> SplitRendezvous(
-      uint64_t bytes, std::span<const strategies::RailInfo>) const override {
-    return {{1, bytes / 2}};
+  int SplitRendezvousInto(
+      uint64_t bytes, std::span<const strategies::RailInfo>,
+      std::span<strategies::RdvPart, strategies::kMaxRdvParts> out)
+      const override {
+    out[0] = {1, bytes / 2};
+    return 1;
   }
 };
 

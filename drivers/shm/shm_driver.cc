@@ -431,8 +431,8 @@ Status ShmDriver::PostRdvSend(int peer, uint64_t key, const void* buf,
     return Status::kInvalidArgument;
   if (p->failed) return Status::kPeerFailed;
   try {
-    sends_.emplace(Id(peer, key),
-                   SendOp{static_cast<const uint8_t*>(buf), len, done});
+    send_nodes_.Insert(sends_, Id(peer, key),
+                       SendOp{static_cast<const uint8_t*>(buf), len, done});
   } catch (const std::bad_alloc&) {
     return Status::kNoResource;
   }
@@ -452,12 +452,12 @@ Status ShmDriver::PostRdvRecv(int peer, uint64_t key, void* buf, size_t len,
   const uint64_t id = Id(peer, key);
   if (recvs_.contains(id)) return Status::kInvalidArgument;
   try {
-    auto [it, inserted] =
-        recvs_.emplace(id, RecvOp{static_cast<uint8_t*>(buf), len, done});
+    auto it = recv_nodes_.Insert(
+        recvs_, id, RecvOp{static_cast<uint8_t*>(buf), len, done});
     if (auto u = unexpected_.lower_bound(id);
         u != unexpected_.end() && u->first == id) {
       Rts rts = u->second;
-      unexpected_.erase(u);
+      rts_nodes_.Erase(unexpected_, u);
       StartRecv(*p, key, it->second, rts);
     }
   } catch (const std::bad_alloc&) {
@@ -492,7 +492,7 @@ void ShmDriver::StartRecv(Peer& p, uint64_t key, RecvOp& op,
       SendControl(p, FrameType::kFin, bytes, kFinBytes);
       ready_.push_back({op.done, done_status, n});
       deferred_.store(true, std::memory_order_relaxed);
-      recvs_.erase(id);
+      EraseRecv(id);
       return;
     }
     if (errno == ESRCH) {
@@ -510,7 +510,7 @@ void ShmDriver::StartRecv(Peer& p, uint64_t key, RecvOp& op,
     SendControl(p, FrameType::kFin, bytes, kFinBytes);
     ready_.push_back({op.done, done_status, 0});
     deferred_.store(true, std::memory_order_relaxed);
-    recvs_.erase(id);
+    EraseRecv(id);
     return;
   }
   op.copying = true;
@@ -522,13 +522,18 @@ void ShmDriver::StartRecv(Peer& p, uint64_t key, RecvOp& op,
   SendControl(p, FrameType::kCts, &cts, kCtsBytes);
 }
 
+void ShmDriver::EraseRecv(uint64_t id) noexcept {
+  if (auto it = recvs_.find(id); it != recvs_.end())
+    recv_nodes_.Erase(recvs_, it);
+}
+
 void ShmDriver::FinishSend(uint64_t id, Status status) noexcept {
   // The oldest send with this id that was announced (all are).
   auto it = sends_.find(id);
   if (it == sends_.end()) return;
   ready_.push_back({it->second.done, status, it->second.len});
   deferred_.store(true, std::memory_order_relaxed);
-  sends_.erase(it);
+  send_nodes_.Erase(sends_, it);
 }
 
 int ShmDriver::Stream(Peer& p) noexcept {
@@ -556,7 +561,7 @@ int ShmDriver::Stream(Peer& p) noexcept {
     p.streams.pop_front();
     ready_.push_back({op.done, Status::kOk, op.len});
     deferred_.store(true, std::memory_order_relaxed);
-    sends_.erase(it);
+    send_nodes_.Erase(sends_, it);
   }
   return n;
 }
@@ -564,6 +569,8 @@ int ShmDriver::Stream(Peer& p) noexcept {
 void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
                        uint32_t len) noexcept {
   switch (type) {
+    case FrameType::kSkip:  // Drain steps over them
+      return;
     case FrameType::kPacket:
       if (sink_ != nullptr) sink_->OnPacket(p.rank, rail_, data, len);
       return;
@@ -578,7 +585,7 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
         return;
       }
       try {
-        unexpected_.emplace(id, Rts{f.addr, f.len});
+        rts_nodes_.Insert(unexpected_, id, Rts{f.addr, f.len});
       } catch (const std::bad_alloc&) {
         Fail(p, Status::kNoResource, "shm: out of memory for an RTS");
       }
@@ -629,7 +636,7 @@ void ShmDriver::Handle(Peer& p, FrameType type, const uint8_t* data,
                           op.total > op.len ? Status::kTruncated : Status::kOk,
                           op.want});
         deferred_.store(true, std::memory_order_relaxed);
-        recvs_.erase(it);
+        recv_nodes_.Erase(recvs_, it);
       }
       return;
     }

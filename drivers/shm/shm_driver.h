@@ -60,6 +60,7 @@
 
 #include "drivers/driver.h"
 #include "drivers/shm/cell.h"
+#include "drivers/shm/node_cache.h"
 #include "drivers/shm/segment.h"
 
 namespace rondo::drivers::shm {
@@ -242,6 +243,7 @@ class ShmDriver final : public Driver {
                                 uint32_t len) noexcept;
   [[gnu::noinline]] void CorruptAtHead(Peer& p) noexcept;
   void StartRecv(Peer& p, uint64_t key, RecvOp& op, const Rts& rts) noexcept;
+  void EraseRecv(uint64_t id) noexcept;
   void Corrupt(Peer& p, const std::string& why) noexcept;
   bool Alive(Peer& p) noexcept;
   void Fail(Peer& p, Status status, const std::string& what) noexcept;
@@ -289,6 +291,11 @@ class ShmDriver final : public Driver {
   std::multimap<uint64_t, SendOp> sends_;        // by Id(peer, key)
   std::unordered_map<uint64_t, RecvOp> recvs_;   // by Id(peer, key)
   std::multimap<uint64_t, Rts> unexpected_;      // RTS before the receive
+  // Their erased nodes, for the next rendezvous: no allocation per large
+  // message once the tables reached their peak.
+  NodeCache<decltype(sends_)> send_nodes_;
+  NodeCache<decltype(recvs_)> recv_nodes_;
+  NodeCache<decltype(unexpected_)> rts_nodes_;
   std::vector<Ready> ready_, delivering_;
   struct PendingFailure {
     int rank;

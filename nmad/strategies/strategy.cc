@@ -5,9 +5,18 @@
 
 namespace rondo::nmad::strategies {
 
+int Strategy::SplitRendezvousInto(uint64_t bytes,
+                                  std::span<const RailInfo> rails,
+                                  std::span<RdvPart, kMaxRdvParts> out) const {
+  out[0] = RdvPart{rails.front().index, bytes};
+  return 1;
+}
+
 std::vector<RdvPart> Strategy::SplitRendezvous(
     uint64_t bytes, std::span<const RailInfo> rails) const {
-  return {RdvPart{rails.front().index, bytes}};
+  RdvPart parts[kMaxRdvParts];
+  const int n = SplitRendezvousInto(bytes, rails, parts);
+  return std::vector<RdvPart>(parts, parts + n);
 }
 
 namespace {
@@ -72,12 +81,13 @@ class SplitBalanceStrategy final : public DefaultStrategy {
   std::string_view name() const noexcept override { return "split_balance"; }
   // Shares in proportion to bandwidth; pieces under 64 KiB are not worth a
   // rail of their own and go to the fastest rail.
-  std::vector<RdvPart> SplitRendezvous(
-      uint64_t bytes, std::span<const RailInfo> rails) const override {
+  int SplitRendezvousInto(
+      uint64_t bytes, std::span<const RailInfo> rails,
+      std::span<RdvPart, kMaxRdvParts> out) const override {
     constexpr uint64_t kMinPart = 64 * 1024;
     double total_bw = 0;
     for (const RailInfo& r : rails) total_bw += std::max(r.bandwidth_bytes_per_s, 1.0);
-    std::vector<RdvPart> parts;
+    int n_parts = 0;
     uint64_t left = bytes;
     int fastest = rails.front().index;
     double fastest_bw = 0;
@@ -86,7 +96,10 @@ class SplitBalanceStrategy final : public DefaultStrategy {
         fastest_bw = r.bandwidth_bytes_per_s;
         fastest = r.index;
       }
-    for (size_t i = 0; i < rails.size(); ++i) {
+    // At most one part per rail (rails.size() <= kMaxRdvParts), the
+    // remainder added to the fastest rail's.
+    for (size_t i = 0; i < rails.size() && n_parts < static_cast<int>(out.size());
+         ++i) {
       const double share =
           std::max(rails[i].bandwidth_bytes_per_s, 1.0) / total_bw;
       uint64_t n = i + 1 == rails.size()
@@ -95,17 +108,21 @@ class SplitBalanceStrategy final : public DefaultStrategy {
                                                       share * bytes));
       if (n == 0) continue;
       if (n < kMinPart && rails[i].index != fastest) continue;
-      parts.push_back({rails[i].index, n});
+      out[n_parts++] = {rails[i].index, n};
       left -= n;
     }
     if (left > 0) {
-      auto it = std::find_if(parts.begin(), parts.end(),
-                             [&](const RdvPart& p) { return p.rail == fastest; });
-      if (it != parts.end()) it->bytes += left;
-      else parts.push_back({fastest, left});
+      RdvPart* it = std::find_if(out.data(), out.data() + n_parts,
+                                 [&](const RdvPart& p) { return p.rail == fastest; });
+      if (it != out.data() + n_parts)
+        it->bytes += left;
+      else if (n_parts < static_cast<int>(out.size()))
+        out[n_parts++] = {fastest, left};
+      else
+        out[n_parts - 1].bytes += left;  // not reached: rails <= parts
     }
-    if (parts.empty()) parts.push_back({fastest, 0});
-    return parts;
+    if (n_parts == 0) out[n_parts++] = {fastest, 0};
+    return n_parts;
   }
 };
 

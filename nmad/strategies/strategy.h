@@ -48,6 +48,9 @@ struct RdvPart {
   int rail = 0;
   uint64_t bytes = 0;
 };
+// Rails per rendezvous, and so parts of a plan (nmad's options allow 8
+// rails; the wire carries as many parts, wire::kMaxParts).
+inline constexpr size_t kMaxRdvParts = 8;
 
 class Strategy {
  public:
@@ -62,11 +65,17 @@ class Strategy {
   virtual void NextPacket(ChunkQueue& queue, size_t budget,
                           int max_chunks,
                           std::vector<PendingChunk*>& packet) const = 0;
-  // How a rendezvous of `bytes` is split over `rails` (non-empty). Parts are
-  // non-empty and add up to `bytes` (one part of 0 bytes for an empty
-  // message).
-  virtual std::vector<RdvPart> SplitRendezvous(
-      uint64_t bytes, std::span<const RailInfo> rails) const;
+  // How a rendezvous of `bytes` is split over `rails` (non-empty, at most
+  // kMaxRdvParts): the parts go to `out` (room for kMaxRdvParts), and their
+  // number is returned. Parts are non-empty and add up to `bytes` (one part
+  // of 0 bytes for an empty message). Allocates nothing: it runs for every
+  // large message.
+  virtual int SplitRendezvousInto(uint64_t bytes,
+                                  std::span<const RailInfo> rails,
+                                  std::span<RdvPart, kMaxRdvParts> out) const;
+  // The same plan as a vector (tests, tools).
+  std::vector<RdvPart> SplitRendezvous(uint64_t bytes,
+                                       std::span<const RailInfo> rails) const;
 };
 
 // "default", "aggreg", "prio", "split_balance". Throws std::invalid_argument

@@ -7,6 +7,11 @@
 // under ASan: the same count in both). Expects 0. Under ThreadSanitizer
 // nothing is counted and the program fails saying so.
 //
+// --bytes N: the messages are N bytes (8 by default); 65536 takes the
+// rendezvous (on one node: the shared-memory driver's RTS, one
+// process_vm_readv, FIN), whose tables and rendezvous plan allocated for
+// every message before issue 28's rendezvous work.
+//
 // --rma: the same count over one-sided operations instead (issue 29): an
 // 8-byte MPI_Put and an 8-byte MPI_Get, each followed by MPI_Win_flush, in
 // a lock_all epoch (each rank is origin and, served by its engine, target).
@@ -136,9 +141,19 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   bool stacks = false, rma = false;
+  long bytes = 8;
   for (int a = 1; a < argc; ++a) {
     stacks = stacks || std::strcmp(argv[a], "--stacks") == 0;
     rma = rma || std::strcmp(argv[a], "--rma") == 0;
+    if (std::strcmp(argv[a], "--bytes") == 0 && a + 1 < argc)
+      bytes = std::strtol(argv[++a], nullptr, 10);
+  }
+  if (bytes < 8 || bytes > (1 << 24)) {
+    if (rank == 0)
+      std::printf("alloc_count_check: --bytes takes 8 to 16777216, not %ld\n",
+                  bytes);
+    MPI_Finalize();
+    return 1;
   }
   if (size != 2) {
     if (rank == 0) std::printf("alloc_count_check: needs exactly 2 ranks\n");
@@ -159,15 +174,27 @@ int main(int argc, char** argv) {
   const int peer = 1 - rank;
   uint64_t out = 0, in = 0;
   long bad_payload = 0, bad_rc = 0;
+  // The messages: `bytes` long, the pair's number in their first and last
+  // 8 bytes (allocated before counting).
+  std::vector<unsigned char> sbuf(static_cast<size_t>(bytes)),
+      rbuf(static_cast<size_t>(bytes));
   auto exchange = [&](int i) {
     MPI_Request rr, sr;
     out = (static_cast<uint64_t>(rank) << 32) | static_cast<uint32_t>(i);
-    bad_rc += MPI_Irecv(&in, 8, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &rr) != 0;
-    bad_rc += MPI_Isend(&out, 8, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &sr) != 0;
+    std::memcpy(sbuf.data(), &out, 8);
+    std::memcpy(sbuf.data() + bytes - 8, &out, 8);
+    bad_rc += MPI_Irecv(rbuf.data(), static_cast<int>(bytes), MPI_BYTE, peer,
+                        3, MPI_COMM_WORLD, &rr) != 0;
+    bad_rc += MPI_Isend(sbuf.data(), static_cast<int>(bytes), MPI_BYTE, peer,
+                        3, MPI_COMM_WORLD, &sr) != 0;
     bad_rc += MPI_Wait(&sr, MPI_STATUS_IGNORE) != 0;
     bad_rc += MPI_Wait(&rr, MPI_STATUS_IGNORE) != 0;
-    bad_payload +=
-        in != ((static_cast<uint64_t>(peer) << 32) | static_cast<uint32_t>(i));
+    const uint64_t want =
+        (static_cast<uint64_t>(peer) << 32) | static_cast<uint32_t>(i);
+    uint64_t first, last;
+    std::memcpy(&first, rbuf.data(), 8);
+    std::memcpy(&last, rbuf.data() + bytes - 8, 8);
+    bad_payload += first != want || last != want;
   };
   // --rma: one-sided operations in a lock_all epoch, each pair an 8-byte
   // MPI_Put and an 8-byte MPI_Get to the peer, each completed by
