@@ -10,6 +10,7 @@
 #ifndef RONDO_DRIVERS_SHM_NODE_CACHE_H_
 #define RONDO_DRIVERS_SHM_NODE_CACHE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <utility>
@@ -50,6 +51,17 @@ class NodeCache {
     else
       map.erase(it);
     return next;
+  }
+
+  // Makes up to `n` nodes now (through `map`, which must be empty), so that
+  // the first inserts after start-up allocate nothing either: a table's
+  // peak can be reached late (an RTS arriving before its receive, on a
+  // slow turn). May throw std::bad_alloc.
+  void Prime(Map& map, size_t n) {
+    while (spare_.size() < std::min(n, max_spare_))
+      spare_.push_back(map.extract(
+          Emplaced(map.emplace(typename Map::key_type{},
+                               typename Map::mapped_type{}))));
   }
 
   size_t spare() const noexcept { return spare_.size(); }

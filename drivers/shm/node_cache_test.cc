@@ -95,5 +95,21 @@ TEST_CASE("NodeCache: past max_spare, erased nodes are freed", "[shm]") {
   CHECK(allocs == warm + 1);  // two kept nodes, then one new
 }
 
+TEST_CASE("NodeCache: Prime makes the nodes before the first insert",
+          "[shm]") {
+  size_t allocs = 0;
+  Multi m{Counting<Value>(&allocs)};
+  NodeCache<Multi> cache(8);
+  cache.Prime(m, 3);
+  CHECK(m.empty());
+  CHECK(cache.spare() == 3);
+  const size_t primed = allocs;
+  for (uint64_t k = 0; k < 3; ++k) cache.Insert(m, k, "p");
+  CHECK(allocs == primed);
+  CHECK(m.size() == 3);
+  cache.Prime(m, 100);  // at most max_spare kept
+  CHECK(cache.spare() == 8);
+}
+
 }  // namespace
 }  // namespace rondo::drivers::shm

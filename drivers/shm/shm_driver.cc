@@ -165,6 +165,14 @@ Status ShmDriver::Init(std::string* error) {
     }
   }
   PrefaultRings();
+  // Nodes for the rendezvous tables up front: an RTS that arrives before
+  // its receive for the first time, late in a job, allocates nothing.
+  try {
+    send_nodes_.Prime(sends_, 16);
+    recv_nodes_.Prime(recvs_, 16);
+    rts_nodes_.Prime(unexpected_, 16);
+  } catch (const std::bad_alloc&) {
+  }  // they are made on demand then
   light_fence_ = options_.asymmetric_fence && RegisterHeavyBarrier();
   RankSlot& slot = segment_->slot(options_.local);
   slot.rank.store(options_.self, std::memory_order_relaxed);
